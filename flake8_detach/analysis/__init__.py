@@ -1,0 +1,1 @@
+"""Evidence about values: imports, abstract values and the interpreter that computes them."""

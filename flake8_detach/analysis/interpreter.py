@@ -1,0 +1,829 @@
+"""A small abstract interpreter over the libcst tree.
+
+It walks each scope's statements in order, keeps an environment of what every
+name may hold (a :class:`Value`), and records the value of each expression it
+evaluates and whether grad mode was off there. Rules then ask these facts
+("may this receiver require grad?") instead of guessing from names.
+
+It is deliberately simple: one module, flow-insensitive inside expressions,
+branches merged by union, loops run twice to reach a fixed point, function
+bodies analysed once with their parameters treated as values of unknown origin.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import semantics as sem
+from .imports import ImportTable
+from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+
+GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    is_module: bool
+    attrs: dict[str, Value] = field(default_factory=dict)
+
+
+@dataclass
+class FunctionSummary:
+    """What calling a function defined in this module returns."""
+
+    returns: Value = EMPTY
+
+
+class Env:
+    """Names visible in one scope; reads fall back to the enclosing scope."""
+
+    __slots__ = ("vars", "parent", "self_name", "cls")
+
+    def __init__(self, parent: Env | None = None, self_name: str | None = None,
+                 cls: ClassInfo | None = None) -> None:
+        self.vars: dict[str, Value] = {}
+        self.parent = parent
+        self.self_name = self_name
+        self.cls = cls
+
+    def lookup(self, name: str) -> Value | None:
+        env: Env | None = self
+        while env is not None:
+            found = env.vars.get(name)
+            if found is not None:
+                return found
+            env = env.parent
+        return None
+
+    def snapshot(self) -> dict[str, Value]:
+        return dict(self.vars)
+
+    def join(self, *branches: dict[str, Value]) -> None:
+        """Make this scope the union of the states the branches ended in."""
+        names = set().union(*branches)
+        self.vars = {n: merge_all([b.get(n, EMPTY) for b in branches]) for n in names}
+
+
+@dataclass
+class Facts:
+    """What the interpreter learned; the rules' only view of the code."""
+
+    imports: ImportTable
+    values: dict[cst.CSTNode, Value] = field(default_factory=dict)
+    grad_disabled: set[cst.CSTNode] = field(default_factory=set)
+    method_calls: dict[str, list[cst.Call]] = field(default_factory=lambda: defaultdict(list))
+    attributes: dict[str, list[cst.Attribute]] = field(default_factory=lambda: defaultdict(list))
+    # Attribute -> the expression it is the direct child of (call, subscript, attribute, ...).
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    stores: set[cst.CSTNode] = field(default_factory=set)  # assignment / augmented targets
+    self_names: set[cst.CSTNode] = field(default_factory=set)  # `self`/`cls` references
+
+    def value_of(self, node: cst.CSTNode) -> Value:
+        return self.values.get(node, EMPTY)
+
+    def grad_enabled_at(self, node: cst.CSTNode) -> bool:
+        return node not in self.grad_disabled
+
+
+@dataclass
+class _PendingFunction:
+    node: cst.FunctionDef
+    env: Env
+    cls: ClassInfo | None
+    grad_enabled: bool
+
+
+class Interpreter:
+    def __init__(self, module: cst.Module, imports: ImportTable,
+                 extra_no_grad: frozenset[str] = frozenset()) -> None:
+        self.module = module
+        self.imports = imports
+        self.extra_no_grad = extra_no_grad
+        self.facts = Facts(imports)
+        self.grad_enabled = True
+        self.pending: deque[_PendingFunction] = deque()
+        self.functions: dict[cst.FunctionDef, FunctionSummary] = {}
+        self._current_function: FunctionSummary | None = None
+
+    # ----------------------------------------------------------------- driver
+    def run(self) -> Facts:
+        env = Env()
+        self.exec_block(self.module.body, env)
+        while self.pending:
+            self._exec_function(self.pending.popleft())
+        return self.facts
+
+    def _exec_function(self, job: _PendingFunction) -> None:
+        node = job.node
+        self_name = None
+        env = Env(parent=job.env, cls=job.cls)
+        params = list(node.params.posonly_params) + list(node.params.params)
+        is_static = any(_decorator_name(d) == "staticmethod" for d in node.decorators)
+        if job.cls is not None and params and not is_static:
+            first = params.pop(0)
+            self_name = first.name.value
+            is_classmethod = any(_decorator_name(d) == "classmethod" for d in node.decorators)
+            env.vars[self_name] = Value(Flag.MODULE if job.cls.is_module and not is_classmethod else Flag.NONE)
+        env.self_name = self_name
+        for param in params + list(node.params.kwonly_params):
+            env.vars[param.name.value] = self._param_value(param)
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
+        saved = (self.grad_enabled, self._current_function)
+        self.grad_enabled = job.grad_enabled
+        self._current_function = self.functions.setdefault(node, FunctionSummary())
+        try:
+            self.exec_block(node.body, env)
+        finally:
+            self.grad_enabled, self._current_function = saved
+
+    def _param_value(self, param: cst.Param) -> Value:
+        name = param.name.value
+        if param.annotation is not None:
+            qualified = self._annotation_name(param.annotation.annotation)
+            if qualified in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return Value(Flag.TENSOR | Flag.UNKNOWN_ARG, origin=f"parameter '{name}'")
+            if qualified is not None and sem.is_nn_module_class(qualified):
+                return Value(Flag.MODULE)
+            return EMPTY
+        if sem.is_device_name(name):
+            return Value(Flag.DEVICE_SPEC)
+        if param.default is not None and not _is_none(param.default):
+            return EMPTY  # `scale=1.0`, `name="x"`, `flag=False`: not a tensor
+        return Value(Flag.UNKNOWN_ARG, origin=f"parameter '{name}'")
+
+    def _annotation_name(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.SimpleString):
+            return None
+        if isinstance(node, cst.BinaryOperation):  # `Tensor | None`
+            return self._annotation_name(node.left) or self._annotation_name(node.right)
+        if isinstance(node, cst.Subscript):  # Optional[Tensor]
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    found = self._annotation_name(element.slice.value)
+                    if found:
+                        return found
+            return None
+        return self.imports.resolve(node) or (node.value if isinstance(node, cst.Name) else None)
+
+    # ------------------------------------------------------------- statements
+    def exec_block(self, body: cst.BaseSuite | list | tuple, env: Env) -> None:
+        statements = body.body if isinstance(body, cst.BaseSuite) else body
+        for statement in statements:
+            self.exec_statement(statement, env)
+
+    def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
+        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            for small in node.body:
+                self.exec_small(small, env)
+        elif isinstance(node, cst.If):
+            self.eval(node.test, env)
+            before = env.snapshot()
+            self.exec_block(node.body, env)
+            after_body = env.snapshot()
+            env.vars = dict(before)
+            if isinstance(node.orelse, cst.If):
+                self.exec_statement(node.orelse, env)
+            elif isinstance(node.orelse, cst.Else):
+                self.exec_block(node.orelse.body, env)
+            env.join(after_body, env.snapshot())
+        elif isinstance(node, cst.For):
+            iterable = self.eval(node.iter, env)
+            self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
+            if node.orelse is not None:
+                self.exec_block(node.orelse.body, env)
+        elif isinstance(node, cst.While):
+            self._loop(env, node.body, lambda: self.eval(node.test, env))
+            if node.orelse is not None:
+                self.exec_block(node.orelse.body, env)
+        elif isinstance(node, cst.With):
+            self._exec_with(node, env)
+        elif isinstance(node, cst.Try | cst.TryStar):
+            self._exec_try(node, env)
+        elif isinstance(node, cst.FunctionDef):
+            self._define_function(node, env)
+        elif isinstance(node, cst.ClassDef):
+            self._define_class(node, env)
+        elif isinstance(node, cst.Match):
+            self.eval(node.subject, env)
+            before = env.snapshot()
+            ends = [before]
+            for case in node.cases:
+                env.vars = dict(before)
+                if case.guard is not None:
+                    self.eval(case.guard, env)
+                self.exec_block(case.body, env)
+                ends.append(env.snapshot())
+            env.join(*ends)
+        else:
+            # Unknown compound statement (future syntax): still evaluate what it holds.
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.eval(child, env)
+                elif isinstance(child, cst.BaseSuite):
+                    self.exec_block(child, env)
+
+    def _loop(self, env: Env, body: cst.BaseSuite, head) -> None:
+        before = env.snapshot()
+        for _ in range(2):  # twice: values appended in one iteration reach the next
+            head()
+            self.exec_block(body, env)
+            env.join(before, env.snapshot())
+
+    def _exec_with(self, node: cst.With, env: Env) -> None:
+        saved = self.grad_enabled
+        for item in node.items:
+            self.eval(item.item, env)
+            mode = self._grad_mode_of(item.item)
+            if mode is not None:
+                self.grad_enabled = mode
+            if item.asname is not None:
+                self.assign(item.asname.name, EMPTY, env)
+        try:
+            self.exec_block(node.body, env)
+        finally:
+            self.grad_enabled = saved
+
+    def _exec_try(self, node: cst.Try | cst.TryStar, env: Env) -> None:
+        self.exec_block(node.body, env)
+        after_body = env.snapshot()
+        ends = [after_body]
+        for handler in node.handlers:
+            env.vars = dict(after_body)
+            if handler.type is not None:
+                self.eval(handler.type, env)
+            if handler.name is not None:
+                self.assign(handler.name.name, EMPTY, env)
+            self.exec_block(handler.body, env)
+            ends.append(env.snapshot())
+        env.join(*ends)
+        if node.orelse is not None:
+            self.exec_block(node.orelse.body, env)
+        if node.finalbody is not None:
+            self.exec_block(node.finalbody.body, env)
+
+    def _define_function(self, node: cst.FunctionDef, env: Env) -> None:
+        grad_enabled = True
+        for decorator in node.decorators:
+            self.eval(decorator.decorator, env)
+            mode = self._grad_mode_of(decorator.decorator)
+            if mode is not None:
+                grad_enabled = mode
+        for param in _all_params(node.params):
+            if param.default is not None:
+                self.eval(param.default, env)
+        env.vars[node.name.value] = Value(Flag.NONE)
+        self.functions[node] = FunctionSummary()
+        self.pending.append(_PendingFunction(node, env, env.cls if env.self_name is None and env.cls else None, grad_enabled))
+
+    def _define_class(self, node: cst.ClassDef, env: Env) -> None:
+        is_module = False
+        for base in node.bases:
+            value = self.eval(base.value, env)
+            qualified = self.imports.resolve(base.value)
+            if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
+                is_module = True
+        info = ClassInfo(node.name.value, is_module)
+        class_env = Env(parent=env, cls=info)
+        self.exec_block(node.body, class_env)
+        env.vars[node.name.value] = Value(Flag.MODULE_CLASS if is_module else Flag.NONE)
+
+    def exec_small(self, node: cst.BaseSmallStatement, env: Env) -> None:
+        if isinstance(node, cst.Expr):
+            self.eval(node.value, env)
+        elif isinstance(node, cst.Assign):
+            value = self.eval(node.value, env)
+            for target in node.targets:
+                self.assign(target.target, value, env)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.eval(node.value, env), env)
+        elif isinstance(node, cst.AugAssign):
+            current = self.eval(node.target, env)
+            self.facts.stores.add(node.target)
+            rhs = self.eval(node.value, env)
+            result = current.merge(rhs.tensor_part())
+            if not self.grad_enabled:
+                result = result.with_flags(remove=GRAD_FLAGS)
+            if isinstance(node.target, cst.Name):
+                env.vars[node.target.value] = result
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                value = self.eval(node.value, env)
+                if self._current_function is not None:
+                    summary = self._current_function
+                    summary.returns = summary.returns.merge(value)
+        else:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.eval(child, env)
+
+    def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
+        if isinstance(target, cst.Name):
+            env.vars[target.value] = value
+        elif isinstance(target, cst.Tuple | cst.List):
+            elements = target.elements
+            if value.items is not None and len(value.items) == len(elements):
+                parts = list(value.items)
+            else:
+                parts = [value.element()] * len(elements)
+            for element, part in zip(elements, parts):
+                if isinstance(element, cst.StarredElement):
+                    self.assign(element.value, Value(Flag.CONTAINER, elem=part), env)
+                else:
+                    self.assign(element.value, part, env)
+        elif isinstance(target, cst.Attribute):
+            self.facts.stores.add(target)
+            self.eval(target, env)
+            if isinstance(target.value, cst.Name):
+                owner = target.value.value
+                if owner == env.self_name and env.cls is not None:
+                    attrs = env.cls.attrs
+                    attrs[target.attr.value] = attrs.get(target.attr.value, EMPTY).merge(value)
+                elif target.attr.value == "requires_grad":
+                    current = env.lookup(owner) or EMPTY
+                    env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
+        elif isinstance(target, cst.Subscript):
+            self.facts.stores.add(target)
+            self.eval(target, env)
+            if isinstance(target.value, cst.Name):
+                self._add_element(target.value.value, value, env)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
+        else:
+            self.eval(target, env)
+
+    def _add_element(self, name: str, element: Value, env: Env) -> None:
+        current = env.lookup(name)
+        if current is None or current.is_tensor_like:
+            return
+        if current.has(Flag.CONTAINER) or current.flags == Flag.NONE:
+            merged = current.merge(Value(Flag.CONTAINER, elem=element))
+            env.vars[name] = merged
+
+    # ------------------------------------------------------------ grad modes
+    def _grad_mode_of(self, expr: cst.BaseExpression) -> bool | None:
+        """False if the context/decorator turns grad off, True if it turns it on."""
+        call_args: list[cst.Arg] | None = None
+        target = expr
+        if isinstance(expr, cst.Call):
+            call_args = list(expr.args)
+            target = expr.func
+        qualified = self.imports.resolve(target)
+        if qualified is None:
+            name = _dotted(target)
+            if name is not None and name in self.extra_no_grad:
+                return False
+            return None
+        if qualified in sem.GRAD_CONTEXT_DISABLE or qualified in self.extra_no_grad:
+            return False
+        if qualified in sem.ENABLE_GRAD:
+            return True
+        if qualified in sem.INFERENCE_MODE:
+            flag = _literal_bool(call_args[0].value) if call_args else True
+            return not flag if flag is not None else True
+        if qualified in sem.SET_GRAD_ENABLED and call_args:
+            flag = _literal_bool(call_args[0].value)
+            return True if flag is None else flag
+        return None
+
+    # ------------------------------------------------------------ expressions
+    def eval(self, node: cst.BaseExpression, env: Env) -> Value:
+        value = self._eval(node, env)
+        facts = self.facts
+        old = facts.values.get(node)
+        facts.values[node] = value if old is None else old.merge(value)
+        if not self.grad_enabled:
+            facts.grad_disabled.add(node)
+        return value
+
+    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:  # noqa: C901 - a dispatch table
+        if isinstance(node, cst.Name):
+            return self._eval_name(node, env)
+        if isinstance(node, cst.Attribute):
+            return self._eval_attribute(node, env)
+        if isinstance(node, cst.Call):
+            return self._eval_call(node, env)
+        if isinstance(node, cst.Subscript):
+            base = self.eval(node.value, env)
+            index_value: cst.BaseExpression | None = None
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.eval(element.slice.value, env)
+                    index_value = element.slice.value
+                else:
+                    for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                        if part is not None:
+                            self.eval(part, env)
+            if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
+                index = int(index_value.value, 0)
+                if -len(base.items) <= index < len(base.items):
+                    return base.items[index]
+            if base.has(Flag.MODULE):
+                return Value(Flag.MODULE | (base.flags & Flag.DEVICE))
+            return base.element()
+        if isinstance(node, cst.BinaryOperation):
+            left = self.eval(node.left, env)
+            right = self.eval(node.right, env)
+            result = left.tensor_part().merge(right.tensor_part())
+            if not result.flags and (left.has(Flag.NDARRAY) or right.has(Flag.NDARRAY)):
+                return Value(Flag.NDARRAY)
+            if not result.flags and isinstance(node.operator, cst.Add) and (
+                left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
+            ):
+                return left.merge(right)
+            return self._grad_mode_result(result)
+        if isinstance(node, cst.UnaryOperation):
+            operand = self.eval(node.expression, env)
+            if isinstance(node.operator, cst.Not):
+                return EMPTY
+            return operand.tensor_part()
+        if isinstance(node, cst.BooleanOperation):
+            return self.eval(node.left, env).merge(self.eval(node.right, env))
+        if isinstance(node, cst.Comparison):
+            values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
+            return sem.integer_result(merge_all([v.tensor_part() for v in values]))
+        if isinstance(node, cst.IfExp):
+            self.eval(node.test, env)
+            return self.eval(node.body, env).merge(self.eval(node.orelse, env))
+        if isinstance(node, cst.NamedExpr):
+            value = self.eval(node.value, env)
+            self.assign(node.target, value, env)
+            return value
+        if isinstance(node, cst.List | cst.Tuple | cst.Set):
+            items = []
+            for element in node.elements:
+                value = self.eval(element.value, env)
+                items.append(value.element() if isinstance(element, cst.StarredElement) else value)
+            structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
+            return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+        if isinstance(node, cst.Dict):
+            values = []
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.eval(element.key, env)
+                    values.append(self.eval(element.value, env))
+                else:
+                    values.append(self.eval(element.value, env).element())
+            return Value(Flag.CONTAINER, elem=merge_all(values))
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+            inner = Env(parent=env, self_name=env.self_name, cls=env.cls)
+            self._comprehension(node.for_in, inner, outer=env)
+            if isinstance(node, cst.DictComp):
+                self.eval(node.key, inner)
+                element = self.eval(node.value, inner)
+            else:
+                element = self.eval(node.elt, inner)
+            return Value(Flag.CONTAINER, elem=element)
+        if isinstance(node, cst.Lambda):
+            inner = Env(parent=env)
+            for param in _all_params(node.params):
+                if param.default is not None:
+                    self.eval(param.default, env)
+                inner.vars[param.name.value] = self._param_value(param)
+            self.eval(node.body, inner)
+            return EMPTY
+        if isinstance(node, cst.SimpleString):
+            try:
+                text = node.evaluated_value
+            except Exception:  # noqa: BLE001 - odd escapes: not a device string
+                return EMPTY
+            return sem.string_device(text) if isinstance(text, str) else EMPTY
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.eval(part.expression, env)
+            first = node.parts[0] if node.parts else None
+            if isinstance(first, cst.FormattedStringText):
+                return sem.string_device(first.value.split(":")[0])
+            return EMPTY
+        if isinstance(node, cst.Await):
+            return self.eval(node.expression, env)
+        if isinstance(node, cst.Yield):
+            if isinstance(node.value, cst.BaseExpression):
+                self.eval(node.value, env)
+            elif isinstance(node.value, cst.From):
+                self.eval(node.value.item, env)
+            return EMPTY
+        if isinstance(node, cst.StarredElement):
+            return self.eval(node.value, env)
+        for child in node.children:  # any other expression: evaluate its parts
+            if isinstance(child, cst.BaseExpression):
+                self.eval(child, env)
+        return EMPTY
+
+    def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
+        iterable = self.eval(comp.iter, outer)
+        self.assign(comp.target, iterable.element(), inner)
+        for condition in comp.ifs:
+            self.eval(condition.test, inner)
+        if comp.inner_for_in is not None:
+            self._comprehension(comp.inner_for_in, inner, outer=inner)
+
+    def _grad_mode_result(self, value: Value) -> Value:
+        if not self.grad_enabled and value.flags & GRAD_FLAGS:
+            return value.with_flags(remove=GRAD_FLAGS)
+        return value
+
+    def _eval_name(self, node: cst.Name, env: Env) -> Value:
+        if node.value == env.self_name:
+            self.facts.self_names.add(node)
+        found = env.lookup(node.value)
+        if found is not None:
+            return found
+        if node.value in self.imports.aliases:
+            return EMPTY
+        if sem.is_device_name(node.value):
+            return Value(Flag.DEVICE_SPEC)
+        return EMPTY
+
+    def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
+        attr = node.attr.value
+        self.facts.attributes[attr].append(node)
+        self.facts.parents[node.value] = node
+        if self.imports.resolve(node) is not None:
+            return EMPTY  # torch.float32, np.pi, nn.functional: a library name
+        base = self.eval(node.value, env)
+        if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
+            known = env.cls.attrs.get(attr)
+            if known is not None:
+                return known
+        return self.attribute_of(base, attr)
+
+    def attribute_of(self, base: Value, attr: str) -> Value:
+        if base.items is not None and attr in ("values", "indices") and len(base.items) == 2:
+            return base.items[0 if attr == "values" else 1]
+        if base.has(TENSOR_FLOW):
+            if attr == "data":
+                return Value(Flag.TENSOR | (base.flags & Flag.DEVICE), origin=base.origin)
+            if attr == "grad":
+                return Value(Flag.TENSOR | (base.flags & Flag.DEVICE))
+            if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
+                return base.tensor_part()
+            if attr == "device":
+                return Value(Flag.DEVICE_SPEC if base.may_be_on_device else Flag.NONE)
+            if attr in sem.NON_TENSOR_ATTRIBUTES:
+                return EMPTY
+        if base.has(Flag.MODULE):
+            if attr in ("training", "device", "dtype"):
+                return EMPTY
+            device = base.flags & Flag.DEVICE
+            return Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD | device, origin=f"parameter '{attr}'")
+        if base.has(TENSOR_FLOW):
+            return EMPTY  # a bound method or an attribute we know nothing of
+        if sem.is_device_name(attr):
+            return Value(Flag.DEVICE_SPEC)
+        return EMPTY
+
+    # ------------------------------------------------------------------ calls
+    def _eval_call(self, node: cst.Call, env: Env) -> Value:
+        func = node.func
+        positional: list[Value] = []
+        keywords: dict[str, Value] = {}
+        for arg in node.args:
+            value = self.eval(arg.value, env)
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = value
+            elif arg.star:
+                positional.append(value.element())
+            else:
+                positional.append(value)
+        qualified = self.imports.resolve(func)
+        if qualified is not None:
+            self.facts.values[func] = EMPTY
+            if isinstance(func, cst.Attribute):
+                self.facts.attributes[func.attr.value].append(func)
+            return self._grad_mode_result(self._call_library(qualified, node, positional, keywords))
+        if isinstance(func, cst.Attribute):
+            self.facts.attributes[func.attr.value].append(func)
+            self.facts.parents[func.value] = func
+            self.facts.parents[func] = node
+            method = func.attr.value
+            self.facts.method_calls[method].append(node)
+            receiver = self.eval(func.value, env)
+            if isinstance(func.value, cst.Name) and func.value.value == env.self_name and env.cls is not None:
+                known = env.cls.attrs.get(method)
+                if known is not None:
+                    return self._grad_mode_result(self._call_value(known, positional, keywords, method))
+            result = self._call_method(receiver, method, node, positional, keywords, env)
+            self.facts.values[func] = receiver
+            return self._grad_mode_result(result)
+        callee = self.eval(func, env)
+        if isinstance(func, cst.Name):
+            builtin = self._call_builtin(func.value, callee, positional, env)
+            if builtin is not None:
+                return builtin
+        return self._grad_mode_result(self._call_value(callee, positional, keywords, _dotted(func)))
+
+    def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
+                    name: str | None) -> Value:
+        if callee.has(Flag.MODULE_CLASS):
+            return Value(Flag.MODULE)
+        if callee.has(Flag.MODULE):
+            device = callee.flags & Flag.DEVICE
+            for value in positional + list(keywords.values()):
+                device |= value.flags & Flag.DEVICE
+            return Value(Flag.TENSOR | Flag.GRAD | device, origin=f"output of {name or 'a module'}")
+        return EMPTY
+
+    def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env) -> Value | None:
+        if env.lookup(name) is not None:
+            return None
+        first = positional[0] if positional else EMPTY
+        if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "range"):
+            return EMPTY
+        if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset"):
+            return Value(Flag.CONTAINER, elem=first.element())
+        if name == "next":
+            return first.element()
+        if name == "enumerate":
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, first.element())))
+        if name == "zip":
+            items = tuple(value.element() for value in positional)
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=items, elem=merge_all(list(items))))
+        if name in ("sum", "max", "min", "abs"):
+            return self._grad_mode_result(first.element().tensor_part() if first.has(Flag.CONTAINER) else first.tensor_part())
+        return None
+
+    def _call_library(self, qualified: str, node: cst.Call, positional: list[Value],
+                      keywords: dict[str, Value]) -> Value:
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("numpy."):
+            return Value(Flag.NDARRAY)
+        if qualified in sem.PASSTHROUGH_FUNCTIONS:
+            return positional[0] if positional else EMPTY
+        if qualified.startswith(sem.MODEL_FACTORIES):
+            return Value(Flag.MODULE)
+        if not qualified.startswith("torch."):
+            return EMPTY
+        if last in sem.PACKED_SEQUENCE_FUNCTIONS:
+            return EMPTY
+        if qualified == "torch.device":
+            target = positional[0] if positional else keywords.get("type", EMPTY)
+            if target.has(Flag.CPU_SPEC) and not target.has(Flag.DEVICE_SPEC):
+                return Value(Flag.CPU_SPEC)
+            return Value(Flag.DEVICE_SPEC)
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            data = positional[0] if positional else EMPTY
+            requires = keywords.get("requires_grad")
+            grad = Flag.NONE if _keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
+            return Value(Flag.TENSOR | grad | (data.flags & Flag.DEVICE), origin="nn.Parameter")
+        if sem.is_nn_module_class(qualified):
+            return Value(Flag.MODULE | self._device_keyword(keywords, EMPTY).flags)
+        if last == "from_numpy":
+            return Value(Flag.TENSOR)
+        if last in sem.FACTORIES:
+            base = EMPTY
+            if last.endswith("_like") and positional:
+                base = Value(positional[0].flags & Flag.DEVICE)
+            if last in ("as_tensor", "asarray") and positional:
+                base = positional[0].tensor_part()
+            value = Value(Flag.TENSOR | base.flags, origin=base.origin)
+            if "requires_grad" in keywords and not _keyword_is_false(node, "requires_grad"):
+                value = value.with_flags(add=Flag.GRAD)
+                value = Value(value.flags, origin=f"torch.{last}(..., requires_grad=True)")
+            return self._device_keyword(keywords, value)
+        if qualified.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.")) or last.startswith("is_"):
+            return EMPTY
+        operands = []
+        for value in positional + list(keywords.values()):
+            operands.append(value.element().tensor_part() if value.has(Flag.CONTAINER) else value.tensor_part())
+        combined = merge_all(operands)
+        if last in sem.NO_GRAD_RESULTS:
+            return sem.integer_result(combined.with_flags(add=Flag.TENSOR))
+        if last in sem.VALUES_INDICES and (len(positional) >= 2 or "dim" in keywords):
+            return sem.values_indices(combined.with_flags(add=Flag.TENSOR))
+        return self._device_keyword(keywords, combined.with_flags(add=Flag.TENSOR))
+
+    def _device_keyword(self, keywords: dict[str, Value], value: Value) -> Value:
+        device = keywords.get("device")
+        return sem.device_move(device, value) if device is not None else value
+
+    def _call_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
+                     keywords: dict[str, Value], env: Env) -> Value:
+        receiver_name = node.func.value.value if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) else None  # type: ignore[union-attr]
+        if receiver.has(Flag.MODULE):
+            return self._module_method(receiver, method, positional, keywords, receiver_name, env)
+        if method in ("append", "add", "insert", "extend") and receiver_name is not None:
+            added = positional[-1] if positional else EMPTY
+            self._add_element(receiver_name, added.element() if method == "extend" else added, env)
+            return EMPTY
+        if receiver.has(Flag.CONTAINER) and not receiver.is_tensor_like:
+            if method in ("values", "copy"):
+                return Value(Flag.CONTAINER, elem=receiver.element())
+            if method == "items":
+                return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, receiver.element())))
+            if method in ("pop", "get", "popitem", "setdefault"):
+                return receiver.element()
+            return EMPTY
+        if receiver.has(Flag.NDARRAY) and not receiver.is_tensor_like:
+            return EMPTY if method in ("tolist", "item") else Value(Flag.NDARRAY)
+        if method in ("detach", "detach_"):
+            return receiver.with_flags(add=Flag.TENSOR, remove=GRAD_FLAGS)
+        if method == "numpy":
+            return Value(Flag.NDARRAY)
+        if method == "cpu":
+            return receiver.with_flags(remove=Flag.DEVICE)
+        if method in ("cuda", "xpu", "mps"):
+            return receiver.with_flags(add=Flag.DEVICE)
+        if method == "to":
+            result = receiver
+            for target in positional[:1] + [keywords.get("device", EMPTY)]:
+                result = sem.device_move(target, result)
+            return result
+        if method == "requires_grad_":
+            if positional and _keyword_is_false(node, None):
+                return receiver.with_flags(add=Flag.TENSOR, remove=Flag.GRAD)
+            value = receiver.with_flags(add=Flag.TENSOR | Flag.GRAD)
+            if receiver_name is not None:
+                env.vars[receiver_name] = value
+            return value
+        if not receiver.has(TENSOR_FLOW):
+            return EMPTY
+        if method in sem.NON_TENSOR_METHODS:
+            return EMPTY
+        if method in sem.NO_GRAD_RESULTS:
+            return sem.integer_result(receiver)
+        if method in sem.VALUES_INDICES and (positional or "dim" in keywords):
+            return sem.values_indices(receiver)
+        result = receiver.tensor_part()
+        for value in positional:
+            if value.flags & TENSOR_FLOW:
+                result = result.merge(value.tensor_part())
+        return result
+
+    def _module_method(self, receiver: Value, method: str, positional: list[Value],
+                       keywords: dict[str, Value], receiver_name: str | None, env: Env) -> Value:
+        device = receiver.flags & Flag.DEVICE
+        if method in sem.MODULE_SELF_METHODS:
+            moved = receiver
+            if method == "cuda":
+                moved = receiver.with_flags(add=Flag.DEVICE)
+            elif method == "cpu":
+                moved = receiver.with_flags(remove=Flag.DEVICE)
+            elif method == "to":
+                for target in positional[:1] + [keywords.get("device", EMPTY)]:
+                    moved = sem.device_move(target, moved)
+            if receiver_name is not None and moved is not receiver:
+                env.vars[receiver_name] = moved  # modules move in place
+            return moved
+        if method in ("parameters",):
+            return Value(Flag.PARAMS | device)
+        if method == "named_parameters":
+            param = Value(Flag.TENSOR | Flag.GRAD | device, origin="parameter")
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, param)))
+        if method in ("children", "modules"):
+            return Value(Flag.CONTAINER, elem=Value(Flag.MODULE | device))
+        if method in MODULE_NON_OUTPUT:
+            return EMPTY
+        return self._call_value(receiver, positional, keywords, method)
+
+
+MODULE_NON_OUTPUT = sem.MODULE_NON_OUTPUT_METHODS
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    return _dotted(decorator.decorator)
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return _dotted(node.func)
+    return None
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _literal_bool(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def _keyword_is_false(node: cst.Call, keyword: str | None) -> bool:
+    """Whether the call passes a literal False (as `keyword=`, or first positional for None)."""
+    for arg in node.args:
+        name = arg.keyword.value if arg.keyword is not None else None
+        if name == keyword:
+            return _literal_bool(arg.value) is False
+    return False

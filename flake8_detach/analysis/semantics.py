@@ -1,0 +1,107 @@
+"""What PyTorch, NumPy and Python calls do to the facts we track.
+
+Tables here are the single place where the analysis knows library behaviour;
+the interpreter walks the code, these functions say what each call returns.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .values import EMPTY, TENSOR_FLOW, Flag, Value
+
+GRAD_CONTEXT_DISABLE = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+INFERENCE_MODE = frozenset({"torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+
+# torch.* factories: a fresh tensor whose requires_grad/device come from keywords.
+FACTORIES = frozenset(
+    """tensor as_tensor asarray zeros ones empty full rand randn randint randperm arange range
+    linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like
+    randint_like normal bernoulli multinomial poisson Tensor FloatTensor DoubleTensor
+    LongTensor IntTensor BoolTensor HalfTensor ByteTensor complex polar tril_indices
+    triu_indices empty_strided sparse_coo_tensor sparse_csr_tensor""".split()
+)
+# Results that are integer or boolean tensors: they can never require grad.
+NO_GRAD_RESULTS = frozenset(
+    """argmax argmin argsort eq ne gt lt ge le greater less equal not_equal isnan isinf
+    isfinite isclose nonzero bincount searchsorted bucketize long int bool byte short char
+    any all logical_and logical_or logical_not logical_xor count_nonzero
+    unique unique_consecutive""".split()
+)
+# Reductions that return (values, indices) when given a dimension.
+VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+# Methods and attributes whose result is a plain Python object, not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    """item tolist size dim numel nelement element_size data_ptr is_contiguous stride
+    storage_offset get_device is_floating_point is_complex equal allclose backward
+    register_hook type_as_str __len__ __repr__ __str__ __format__ untyped_storage""".split()
+)
+NON_TENSOR_ATTRIBUTES = frozenset(
+    """shape dtype ndim requires_grad is_cuda is_leaf grad_fn names layout is_sparse
+    is_quantized is_meta output_nr _version""".split()
+)
+SHAPE_PRESERVING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Module methods that return the module itself (and move it when they move devices).
+MODULE_SELF_METHODS = frozenset(
+    """to cuda cpu half float double bfloat16 train eval requires_grad_ type share_memory
+    apply xpu mps""".split()
+)
+MODULE_NON_OUTPUT_METHODS = frozenset(
+    """zero_grad load_state_dict register_buffer register_parameter register_module add_module
+    register_forward_hook register_forward_pre_hook register_full_backward_hook
+    register_backward_hook named_modules named_children extra_repr __repr__ state_dict
+    buffers named_buffers get_submodule get_parameter get_buffer""".split()
+)
+# Classes under torch.nn that are not modules.
+NN_NON_MODULE_CLASSES = frozenset({"Parameter", "UninitializedParameter", "PackedSequence", "Buffer"})
+PACKED_SEQUENCE_FUNCTIONS = frozenset({"pack_padded_sequence", "pack_sequence", "PackedSequence"})
+# Libraries whose model constructors return nn.Modules.
+MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
+PASSTHROUGH_FUNCTIONS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy", "copy.copy"})
+
+_DEVICE_NAME = re.compile(r"(?:^|_)(?:dev|device|devices)(?:$|_)", re.IGNORECASE)
+_GPU_STRING = re.compile(r"^(?:cuda|mps|xpu|hpu|xla|meta|privateuseone|mtia)(?::\d+)?$")
+
+
+def is_device_name(identifier: str) -> bool:
+    """`device`, `DEVICE`, `dev`, `train_device`: conventional names of a device variable."""
+    return bool(_DEVICE_NAME.search(identifier))
+
+
+def string_device(text: str) -> Value:
+    """The device a string literal names, if it names one."""
+    text = text.strip()
+    if text == "cpu" or text.startswith("cpu:"):
+        return Value(Flag.CPU_SPEC)
+    if _GPU_STRING.match(text):
+        return Value(Flag.DEVICE_SPEC)
+    return EMPTY
+
+
+def device_move(target: Value, current: Value) -> Value:
+    """The flags after ``current.to(target)`` (or a ``device=`` keyword)."""
+    if target.has(Flag.DEVICE_SPEC) or target.has(Flag.DEVICE) and target.is_tensor_like:
+        return current.with_flags(add=Flag.DEVICE)
+    if target.has(Flag.CPU_SPEC):
+        return current.with_flags(remove=Flag.DEVICE)
+    return current
+
+
+def is_nn_module_class(qualified: str) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`: a torch.nn class that is a Module."""
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in NN_NON_MODULE_CLASSES
+
+
+def integer_result(value: Value) -> Value:
+    """An integer/bool tensor derived from ``value``: same device, never requires grad."""
+    return Value((value.flags & (Flag.TENSOR | Flag.DEVICE)) | Flag.TENSOR if value.flags & TENSOR_FLOW else Flag.NONE)
+
+
+def values_indices(value: Value) -> Value:
+    part = value.tensor_part()
+    return Value(part.flags, items=(part, integer_result(value)), origin=part.origin)

@@ -1,0 +1,110 @@
+"""Abstract values: what the file tells us about an expression at run time.
+
+The analysis is a *may* analysis: a flag means "on some path, this can be
+true", and merging two paths is the union of their flags. Rules flag only on
+positive evidence (a flag that is set), never on the absence of one.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Flag(enum.IntFlag):
+    NONE = 0
+    TENSOR = enum.auto()  # evidence that this is a torch.Tensor
+    GRAD = enum.auto()  # may require grad (model output, parameter, requires_grad=True, ...)
+    UNKNOWN_ARG = enum.auto()  # a function parameter of unknown origin: may require grad
+    DEVICE = enum.auto()  # may live on a non-CPU device
+    MODULE = enum.auto()  # an nn.Module instance: calling it yields a grad tensor
+    PARAMS = enum.auto()  # an iterable of parameters (model.parameters())
+    DEVICE_SPEC = enum.auto()  # a device that may be a GPU ("cuda", torch.device(...))
+    CPU_SPEC = enum.auto()  # the CPU device ("cpu", torch.device("cpu"))
+    NDARRAY = enum.auto()  # a NumPy array (from .numpy(), np.* calls)
+    MODULE_CLASS = enum.auto()  # a class that subclasses nn.Module (instantiating gives MODULE)
+    CONTAINER = enum.auto()  # a list/tuple/dict whose elements are described by `elem`
+
+
+# Flags that a tensor operation carries from its operands to its result.
+TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
+
+
+@dataclass(frozen=True)
+class Value:
+    flags: Flag = Flag.NONE
+    # Known positional structure (tuple results such as ``out.max(1)``).
+    items: tuple[Value, ...] | None = None
+    # What the elements of a container or iterable are.
+    elem: Value | None = field(default=None, compare=False)
+    # Human-readable origin of the hazard, for messages ("output of model").
+    origin: str | None = field(default=None, compare=False)
+
+    def has(self, flag: Flag) -> bool:
+        return bool(self.flags & flag)
+
+    @property
+    def may_require_grad(self) -> bool:
+        return self.has(Flag.GRAD | Flag.UNKNOWN_ARG)
+
+    @property
+    def may_be_on_device(self) -> bool:
+        return self.has(Flag.DEVICE)
+
+    @property
+    def is_tensor_like(self) -> bool:
+        """Evidence that the value is a torch tensor (not an ndarray or other object)."""
+        return self.has(Flag.TENSOR | Flag.GRAD | Flag.DEVICE)
+
+    def with_flags(self, add: Flag = Flag.NONE, remove: Flag = Flag.NONE) -> Value:
+        flags = (self.flags | add) & ~remove
+        if flags == self.flags:
+            return self
+        return Value(flags, self.items, self.elem, self.origin if flags & TENSOR_FLOW else None)
+
+    def tensor_part(self, origin: str | None = None) -> Value:
+        """The flags a tensor operation on this value passes to its result."""
+        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin)
+
+    def merge(self, other: Value) -> Value:
+        if other is self or other == EMPTY and other.elem is None:
+            return self
+        if self == EMPTY and self.elem is None:
+            return other
+        items = None
+        if self.items is not None and other.items is not None and len(self.items) == len(other.items):
+            items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
+        elem = _merge_optional(self.elem, other.elem)
+        return Value(self.flags | other.flags, items, elem, self.origin or other.origin)
+
+    def element(self) -> Value:
+        """The value of one element when this value is iterated or indexed."""
+        if self.elem is not None:
+            return self.elem
+        if self.has(Flag.PARAMS):
+            return Value(Flag.TENSOR | Flag.GRAD | (self.flags & Flag.DEVICE), origin="parameter")
+        if self.items:
+            out = EMPTY
+            for item in self.items:
+                out = out.merge(item)
+            return out
+        # Iterating or indexing a tensor yields tensors with the same flags.
+        return self.tensor_part()
+
+
+def _merge_optional(a: Value | None, b: Value | None) -> Value | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a.merge(b)
+
+
+EMPTY = Value()
+
+
+def merge_all(values: list[Value]) -> Value:
+    out = EMPTY
+    for value in values:
+        out = out.merge(value)
+    return out

@@ -1,0 +1,39 @@
+"""The engine's output: what a rule found, where, and how it could be fixed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Replace ``node`` with ``replacement`` in the module; ``safe`` fixes keep behaviour."""
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+    safe: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's report before positions are known (they are computed once per file)."""
+
+    code: str
+    node: cst.CSTNode  # the token to point at: `numpy` in `out.numpy()`
+    message: str
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    line: int  # 1-based
+    column: int  # 0-based, in characters
+    message: str  # starts with the code, flake8 style
+    fix: Fix | None = None
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.line, self.column, self.code)

@@ -1,0 +1,63 @@
+"""The flake8 front: a thin adapter from flake8's (tree, lines) to the engine."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from . import __version__
+from .engine import AnalysisError, Settings, analyze
+
+LOG = logging.getLogger("flake8_detach")
+
+
+def _comma_list(value: str | list[str] | None) -> list[str]:
+    if not value:
+        return []
+    items = value if isinstance(value, list) else value.split(",")
+    return [item.strip() for item in items if item.strip()]
+
+
+class DetachPlugin:
+    name = "flake8-detach"
+    version = __version__
+    settings = Settings()
+
+    def __init__(self, tree: ast.AST, lines: list[str]) -> None:
+        self.tree = tree
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_option(
+            "--detach-no-grad-contexts",
+            default="",
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="Dotted names of project context managers or decorators that disable grad "
+            "(e.g. myproject.utils.evaluating).",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        contexts = frozenset(_comma_list(getattr(options, "detach_no_grad_contexts", None)))
+        cls.settings = Settings(no_grad_contexts=contexts)
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        # flake8 has already decoded the file (BOM, coding cookie) into `lines`; reading
+        # from them, never from disk, is what makes `flake8 -` and editors' buffers work.
+        source = "".join(self.lines)
+        try:
+            diagnostics = analyze(source, self.settings, self.tree).diagnostics
+        except AnalysisError as error:
+            yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
+            return
+        except Exception as error:  # noqa: BLE001 - never a traceback inside flake8
+            LOG.warning("flake8-detach: internal error, file skipped: %r", error)
+            yield 1, 0, f"DET000 flake8-detach skipped this file after an internal error: {error!r}", type(self)
+            return
+        for diagnostic in diagnostics:
+            yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)

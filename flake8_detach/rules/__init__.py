@@ -1,0 +1,27 @@
+"""The rule registry: one class per file, listed here in code order."""
+
+from __future__ import annotations
+
+from .base import Rule
+from .det101_numpy_on_grad_tensor import NumpyOnGradTensor
+from .det102_cpu_before_detach import CpuBeforeDetach
+from .det103_legacy_data_attribute import LegacyDataAttribute
+from .det104_numpy_on_device_tensor import NumpyOnDeviceTensor
+
+ALL_RULES: tuple[Rule, ...] = (
+    NumpyOnGradTensor(),
+    CpuBeforeDetach(),
+    LegacyDataAttribute(),
+    NumpyOnDeviceTensor(),
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+
+
+def selected_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """Rules whose code starts with a selected prefix and with no ignored prefix (flake8 semantics)."""
+    def chosen(code: str) -> bool:
+        if select and not any(code.startswith(prefix) for prefix in select):
+            return False
+        return not any(code.startswith(prefix) for prefix in ignore)
+
+    return tuple(rule for rule in ALL_RULES if chosen(rule.code))

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..analysis.interpreter import Facts
+from ..diagnostics import Finding
+from .base import Invalid, Rule, method_name, method_receiver, passes_force
+
+
+class NumpyOnGradTensor(Rule):
+    code = "DET101"
+    name = "numpy-on-grad-tensor"
+    message = ".numpy() on a tensor that may require grad raises RuntimeError; call .detach() first"
+    candidate_attributes = frozenset({"numpy"})
+    what_it_does = (
+        "Flags `.numpy()` reached without `.detach()` on a value that may require grad: a model or "
+        "loss output, a parameter, a `requires_grad=True` tensor, arithmetic on any of these, or a "
+        "helper's parameter of unknown origin."
+    )
+    why_bad = (
+        "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
+        "computed so that `backward()` can send gradients through it. A NumPy array has no graph, "
+        "so PyTorch refuses to hand the storage over silently and raises `RuntimeError: Can't call "
+        "numpy() on Tensor that requires grad`. `.cpu()` does not help (the copy is still in the "
+        "graph) and neither does `model.eval()` (it changes layers, not grad mode)."
+    )
+    example = "out = model(x)\nout.cpu().numpy()"
+    use_instead = "out = model(x)\nout.detach().cpu().numpy()"
+    fix_safety = "Safe: inserting `.detach()` only removes the graph, the values are the same."
+    runtime_truth = "RuntimeError \"Can't call numpy() on Tensor that requires grad\" on every device."
+    VALID = [
+        "import torch\nout = torch.zeros(3) + 1\nout.numpy()\n",
+        "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().numpy()\n",
+        "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.numpy()\n",
+        "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy(force=True)\n",
+        "import tensorflow as tf\nx = tf.Variable(1.0)\nx.numpy()\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().numpy()\n",
+        ),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.cpu().numpy()\n",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.detach().cpu().numpy()\n",
+        ),
+        Invalid("import torch\ndef to_numpy(t):\n    return t.numpy()\n", "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\n"),
+    ]
+
+    def check(self, facts: Facts) -> Iterator[Finding]:
+        for call in facts.method_calls.get("numpy", ()):
+            if passes_force(call) or not facts.grad_enabled_at(call):
+                continue
+            if facts.value_of(method_receiver(call)).may_require_grad:
+                yield self.finding(method_name(call))

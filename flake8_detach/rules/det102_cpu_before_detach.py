@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..analysis.interpreter import Facts
+from ..analysis.values import Flag
+from ..diagnostics import Finding
+from .base import Invalid, Rule, method_receiver
+
+DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
+
+
+def is_device_move(facts: Facts, call: cst.Call) -> bool:
+    """`.cpu()`, `.cuda()`, or `.to(...)` whose target is a device rather than a dtype."""
+    assert isinstance(call.func, cst.Attribute)
+    if call.func.attr.value != "to":
+        return True
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value != "device":
+            continue
+        if facts.value_of(arg.value).has(Flag.DEVICE_SPEC | Flag.CPU_SPEC):
+            return True
+        if arg.keyword is not None:
+            return True
+        break  # only the first positional argument can be the device
+    return False
+
+
+class CpuBeforeDetach(Rule):
+    code = "DET102"
+    name = "cpu-before-detach"
+    message = ".cpu() before .detach() records the device copy in the autograd graph; use .detach().cpu()"
+    candidate_attributes = frozenset({"detach"})
+    what_it_does = (
+        "Flags a device move (`.cpu()`, `.to(\"cpu\")`, `.cuda()`, `.to(device)`) immediately "
+        "followed by `.detach()` on a value that may require grad."
+    )
+    why_bad = (
+        "While grad is on, every operation on a tensor that requires grad is recorded in the "
+        "autograd graph, a copy between devices included: on a GPU, `.cpu()` first allocates a "
+        "host copy that carries a `grad_fn` (ToCopyBackward), and only then is the graph cut. "
+        "`.detach().cpu()` cuts first, so the copy is plain data. On the CPU `.cpu()` returns the "
+        "tensor itself and the order makes no difference."
+    )
+    example = "loss.cpu().detach()"
+    use_instead = "loss.detach().cpu()"
+    fix_safety = "Safe: the two orders give equal values; only the recorded graph differs."
+    runtime_truth = "On CUDA the `.cpu()` result has a grad_fn; after `.detach().cpu()` it has none. No effect on CPU."
+    VALID = [
+        "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().cpu()\n",
+        "import torch\nx = torch.ones(3)\nx.cpu().detach()\n",
+        "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.cpu().detach()\n",
+        "import torch\nw = torch.ones(3, requires_grad=True)\nw.to(torch.float64).detach()\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.cpu().detach()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().cpu()\n",
+        ),
+        Invalid(
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.to('cpu', non_blocking=True).detach().numpy()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().to('cpu', non_blocking=True).numpy()\n",
+        ),
+    ]
+
+    def check(self, facts: Facts) -> Iterator[Finding]:
+        for call in facts.method_calls.get("detach", ()):
+            move = method_receiver(call)
+            if not (isinstance(move, cst.Call) and isinstance(move.func, cst.Attribute)):
+                continue
+            if move.func.attr.value not in DEVICE_MOVES or not is_device_move(facts, move):
+                continue
+            if facts.grad_enabled_at(move) and facts.value_of(method_receiver(move)).may_require_grad:
+                yield self.finding(move.func.attr)

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..analysis.interpreter import Facts
+from ..analysis.values import Flag
+from ..diagnostics import Finding
+from .base import Invalid, Rule
+
+# Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
+TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach", "copy_", "zero_", "fill_",
+                            "normal_", "uniform_", "add_", "sub_", "mul_", "div_", "clamp_"})
+
+READ_MESSAGE = ".data is the legacy untracked view of a tensor and hides mistakes from autograd; use .detach()"
+WRITE_MESSAGE = (
+    "in-place write through .data is invisible to autograd and can silently corrupt gradients; "
+    "write under torch.no_grad() instead"
+)
+
+
+def _is_in_place_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
+
+
+class LegacyDataAttribute(Rule):
+    code = "DET103"
+    name = "legacy-data-attribute"
+    message = READ_MESSAGE
+    candidate_attributes = frozenset({"data"})
+    what_it_does = (
+        "Flags `.data` on a value the file shows is a tensor (a parameter, a model output, a "
+        "tensor-only method right after it such as `.numpy()`, `.cpu()`, `.add_()`), in reads, "
+        "in-place writes and assignments. `self.data` of a Dataset is not a tensor and is never flagged."
+    )
+    why_bad = (
+        "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "
+        "`.detach()` but hides the sharing from autograd's version counter: if an operation saved "
+        "the tensor for backward (`exp`, `sigmoid`, ...) and you modify it through `.data`, "
+        "`backward()` silently uses the modified values and returns wrong gradients, where the same "
+        "write through `.detach()` raises an error."
+    )
+    example = "p.data.add_(-lr * p.grad)\nout.data.numpy()"
+    use_instead = "with torch.no_grad():\n    p.add_(-lr * p.grad)\nout.detach().numpy()"
+    fix_safety = (
+        "Reads (`x.data.numpy()`, `x.data.clone()`) become `x.detach()`: safe. In-place writes and "
+        "`p.data = ...` assignments are rewritten to the `torch.no_grad()` form only as an unsafe fix."
+    )
+    runtime_truth = (
+        "The `.data` write runs and yields a wrong gradient; the `.detach()` write raises autograd's "
+        "in-place modification error."
+    )
+    VALID = [
+        "import torch\nclass Set(torch.utils.data.Dataset):\n    def __init__(self):\n        self.data = [1]\n"
+        "    def __getitem__(self, i):\n        return self.data[i]\n",
+        "import torch\nimport numpy as np\na = np.zeros(3)\nbuf = a.data\n",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = torch.utils.data.DataLoader([1])\n",
+        "import torch\ndef f(batch):\n    return batch.data\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.data.numpy()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().numpy()\n",
+        ),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nfor p in model.parameters():\n    p.data.add_(1)\n"),
+        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.weight.data = torch.zeros(2, 2)\n"),
+        Invalid("import torch\ndef init(m):\n    m.weight.data.normal_(0, 0.02)\n"),
+    ]
+
+    def check(self, facts: Facts) -> Iterator[Finding]:
+        for node in facts.attributes.get("data", ()):
+            base = node.value
+            if base in facts.self_names:
+                continue
+            parent = facts.parents.get(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                continue  # `obj.data()`: a method named data, not Tensor.data
+            followed_by = self._method_after(facts, node)
+            value = facts.value_of(base)
+            if value.has(Flag.NDARRAY) and not value.is_tensor_like:
+                continue
+            if not (value.is_tensor_like or followed_by in TENSOR_METHODS):
+                continue
+            writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
+            if isinstance(parent, cst.Subscript) and parent in facts.stores:
+                writes = True
+            yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE)
+
+    @staticmethod
+    def _method_after(facts: Facts, node: cst.Attribute) -> str | None:
+        """`add_` for `x.data.add_(...)`: the method called right on the `.data` result."""
+        parent = facts.parents.get(node)
+        if isinstance(parent, cst.Attribute) and isinstance(facts.parents.get(parent), cst.Call):
+            return parent.attr.value
+        return None

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..analysis.interpreter import Facts
+from ..diagnostics import Finding
+from .base import Invalid, Rule, method_name, method_receiver, passes_force
+
+
+class NumpyOnDeviceTensor(Rule):
+    code = "DET104"
+    name = "numpy-on-device-tensor"
+    message = ".numpy() on a tensor that may live on a GPU raises TypeError; call .cpu() first"
+    candidate_attributes = frozenset({"numpy"})
+    what_it_does = (
+        "Flags `.numpy()` with no `.cpu()` before it on a value the file shows may live on a GPU: "
+        "it went through `.cuda()`, `.to(device)`, a `device=` argument, or is the output of a "
+        "model moved to a device."
+    )
+    why_bad = (
+        "A NumPy array must live in host memory; a CUDA tensor's storage is on the GPU. PyTorch "
+        "does not copy behind your back, so `.numpy()` raises `TypeError: can't convert cuda:0 "
+        "device type tensor to numpy`. `.detach()` leaves the tensor where it is, and `torch.no_grad()` "
+        "only changes grad mode, so neither helps. The code passes on a CPU-only laptop and crashes "
+        "on the GPU machine."
+    )
+    example = "x = x.to(device)\nx.numpy()"
+    use_instead = "x = x.to(device)\nx.cpu().numpy()"
+    fix_safety = "Safe: `.cpu()` copies to host memory (and is a no-op on a CPU tensor)."
+    runtime_truth = "TypeError \"can't convert cuda:0 device type tensor to numpy\" on CUDA; runs on CPU."
+    VALID = [
+        "import torch\nx = torch.ones(3).cuda()\nx.cpu().numpy()\n",
+        "import torch\nx = torch.ones(3, device='cpu')\nx.numpy()\n",
+        "import torch\nx = torch.ones(3).to('cuda')\nx.numpy(force=True)\n",
+        "import torch\nx = torch.ones(3).to('cuda').to('cpu')\nx.numpy()\n",
+    ]
+    INVALID = [
+        Invalid("import torch\nx = torch.ones(3).cuda()\nx.numpy()\n", "import torch\nx = torch.ones(3).cuda()\nx.cpu().numpy()\n"),
+        Invalid(
+            "import torch\nx = torch.ones(3, device='cuda')\nx.detach().numpy()\n",
+            "import torch\nx = torch.ones(3, device='cuda')\nx.detach().cpu().numpy()\n",
+        ),
+        Invalid(
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "x = torch.zeros(2).to(device)\nwith torch.no_grad():\n    x.numpy()\n"
+        ),
+    ]
+
+    def check(self, facts: Facts) -> Iterator[Finding]:
+        for call in facts.method_calls.get("numpy", ()):
+            if passes_force(call):
+                continue
+            if facts.value_of(method_receiver(call)).may_be_on_device:
+                yield self.finding(method_name(call))
