@@ -29,6 +29,10 @@ class Settings:
     ignore: tuple[str, ...] = ()
     # Dotted names of project context managers/decorators that turn grad off.
     no_grad_contexts: frozenset[str] = frozenset()
+    # Dotted names of extra functions that call .numpy() on their argument (DET106).
+    converting_functions: frozenset[str] = frozenset()
+    # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
+    fix_style: str = "chain"
 
     def rules(self) -> tuple[Rule, ...]:
         return selected_rules(self.select, self.ignore)

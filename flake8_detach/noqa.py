@@ -1,0 +1,35 @@
+"""`# noqa` handling for the fronts flake8 does not run (the CLI, the fixer, the language server).
+
+Same semantics as flake8: a bare `# noqa` silences every code on its line; `# noqa: DET101,E501`
+silences the codes named (a prefix such as `DET1` counts, as in flake8).
+"""
+
+from __future__ import annotations
+
+import re
+
+# flake8's own pattern (flake8/defaults.py), so both fronts agree on what a noqa comment is.
+NOQA_INLINE = re.compile(
+    r"# noqa"
+    r"(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?",
+    re.IGNORECASE,
+)
+_CODE_SEPARATOR = re.compile(r"[,\s]+")
+
+
+def is_suppressed(line: str, code: str) -> bool:
+    """Whether the physical line's noqa comment silences ``code``."""
+    if "noqa" not in line.lower():
+        return False
+    for match in NOQA_INLINE.finditer(line):
+        codes = match.group("codes")
+        if not codes:
+            return True
+        if any(code.startswith(c) for c in _CODE_SEPARATOR.split(codes.strip().upper()) if c):
+            return True
+    return False
+
+
+def source_lines(source: str) -> list[str]:
+    """Physical lines as flake8 numbers them (\\r\\n, \\r and \\n all end a line)."""
+    return source.splitlines()
