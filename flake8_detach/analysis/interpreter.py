@@ -81,6 +81,9 @@ class Facts:
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     stores: set[cst.CSTNode] = field(default_factory=set)  # assignment / augmented targets
     self_names: set[cst.CSTNode] = field(default_factory=set)  # `self`/`cls` references
+    # Root of a line holding one statement (an Expr's value, an assignment target) -> that line;
+    # fixes that rewrite a whole statement (DET103's `with torch.no_grad():`) start from here.
+    statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(node, EMPTY)
@@ -179,6 +182,8 @@ class Interpreter:
 
     def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
         if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+                self._note_statement_line(node)
             for small in node.body:
                 self.exec_small(small, env)
         elif isinstance(node, cst.If):
@@ -227,6 +232,18 @@ class Interpreter:
                     self.eval(child, env)
                 elif isinstance(child, cst.BaseSuite):
                     self.exec_block(child, env)
+
+    def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
+        small = line.body[0]
+        roots: list[cst.CSTNode] = []
+        if isinstance(small, cst.Expr):
+            roots.append(small.value)
+        elif isinstance(small, cst.Assign):
+            roots.extend(target.target for target in small.targets)
+        elif isinstance(small, cst.AugAssign):
+            roots.append(small.target)
+        for root in roots:
+            self.facts.statement_lines[root] = line
 
     def _loop(self, env: Env, body: cst.BaseSuite, head) -> None:
         before = env.snapshot()
@@ -534,7 +551,7 @@ class Interpreter:
         if node.value == env.self_name:
             self.facts.self_names.add(node)
         found = env.lookup(node.value)
-        if found is not None:
+        if found is not None and (found.flags or not sem.is_device_name(node.value)):
             return found
         if node.value in self.imports.aliases:
             return EMPTY

@@ -1,0 +1,119 @@
+"""The engine's answers on small sources: evidence, positions, screening and bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from flake8_detach import Settings, analyze, check_source
+from flake8_detach.engine import AnalysisError
+
+
+def codes(source: str, settings: Settings = Settings()) -> list[tuple[int, int, str]]:
+    return [(d.line, d.column, d.code) for d in check_source(source, settings)]
+
+
+def test_aliases_of_torch_resolve() -> None:
+    source = (
+        "import torch as T\nfrom torch import no_grad\nfrom torch.nn import functional as F\n"
+        "w = T.ones(2, requires_grad=True)\n"
+        "with no_grad():\n    w.numpy()\n"
+        "F.relu(w).numpy()\n"
+    )
+    assert codes(source) == [(7, 10, "DET101")]
+
+
+def test_module_without_torch_import_is_not_checked() -> None:
+    source = "import tensorflow as tf\nw = tf.Variable(1.0)\nw.numpy()\ndef f(t):\n    return t.numpy()\n"
+    assert codes(source) == []
+    assert analyze(source).module is None  # screened out before parsing
+
+
+def test_file_without_candidate_attributes_is_never_parsed() -> None:
+    assert analyze("import torch\nx = torch.ones(2)\nprint(x.sum())\n").module is None
+
+
+def test_from_torch_utils_data_import_is_not_a_candidate() -> None:
+    source = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader([1])\n"
+    assert analyze(source).module is None
+
+
+def test_column_points_at_attribute_in_multiline_chain() -> None:
+    source = "import torch\nm = torch.nn.Linear(1, 1)\ny = (\n    m(torch.ones(1))\n      .cpu()\n      .numpy()\n)\n"
+    assert codes(source) == [(6, 7, "DET101")]
+
+
+def test_columns_are_characters_not_bytes() -> None:
+    source = "import torch\nw = torch.ones(2, requires_grad=True)\nÄ = 'é'; w.numpy()\n"
+    assert codes(source) == [(3, 11, "DET101")]
+
+
+def test_crlf_and_lone_cr_line_endings() -> None:
+    source = "import torch\r\nw = torch.ones(2, requires_grad=True)\r\n\r\nw.numpy()\r\n"
+    assert codes(source) == [(4, 2, "DET101")]
+
+
+def test_select_and_ignore_prefixes() -> None:
+    source = "import torch\nw = torch.ones(2, requires_grad=True).cuda()\nw.numpy()\n"
+    assert [c for _, _, c in codes(source)] == ["DET101", "DET104"]
+    assert [c for _, _, c in codes(source, Settings(select=("DET104",)))] == ["DET104"]
+    assert [c for _, _, c in codes(source, Settings(ignore=("DET10",)))] == []
+
+
+def test_project_no_grad_context_from_settings() -> None:
+    source = (
+        "import torch\nfrom myproj.utils import evaluating\nw = torch.ones(2, requires_grad=True)\n"
+        "with evaluating(w):\n    w.numpy()\n"
+    )
+    assert [c for _, _, c in codes(source)] == ["DET101"]
+    assert codes(source, Settings(no_grad_contexts=frozenset({"myproj.utils.evaluating"}))) == []
+
+
+def test_model_moved_in_place_makes_outputs_device_tensors() -> None:
+    source = (
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to('cuda')\n"
+        "with torch.no_grad():\n    model(torch.ones(2)).numpy()\n"
+    )
+    assert [c for _, _, c in codes(source)] == ["DET104"]
+
+
+def test_attributes_set_in_init_are_known_in_other_methods() -> None:
+    source = (
+        "import torch\nclass Wrapper:\n    def __init__(self):\n        self.net = torch.nn.Linear(2, 2)\n"
+        "    def predict(self, x):\n        return self.net(x).numpy()\n"
+    )
+    assert [c for _, _, c in codes(source)] == ["DET101"]
+
+
+def test_libcst_failure_is_an_analysis_error_not_a_crash() -> None:
+    with pytest.raises(AnalysisError):
+        analyze("import torch\nx = torch.ones(1)\nx.numpy(\n")
+
+
+def test_flake8_never_shows_a_traceback_on_bad_input(tmp_path) -> None:
+    files = {
+        "syntax.py": "import torch\nx = torch.ones(1\n",
+        "python2.py": "import torch\nprint 'hello'\nx.numpy()\n",
+        "bom.py": "\ufeffimport torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()\n",
+        "nested.py": "import torch\nx = torch.ones(1, requires_grad=True)\ny = " + "(" * 150 + "x" + ")" * 150 + ".numpy()\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "latin1.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9'\nw = torch.ones(2, requires_grad=True)\nw.numpy()\n"
+    )
+    (tmp_path / "nonutf8.py").write_bytes(b"import torch\ns = '\xff\xfe'\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "DET,E9", "--isolated", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )
+    assert "Traceback" not in result.stderr + result.stdout
+    out = result.stdout
+    assert "bom.py:3:3: DET101" in out
+    assert "latin1.py:5:3: DET101" in out
+    assert "syntax.py:" in out and "E999" in out.split("syntax.py:")[1].splitlines()[0]
+    assert "python2.py:" in out and "E999" in out.split("python2.py:")[1].splitlines()[0]
+    assert "nonutf8.py" not in out  # flake8 falls back to latin-1; nothing to report, no crash
+    assert "nested.py:3:" in out and ("DET101" in out or "DET000" in out)  # analysed, or one clear line
