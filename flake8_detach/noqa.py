@@ -11,7 +11,7 @@ import re
 # flake8's own pattern (flake8/defaults.py), so both fronts agree on what a noqa comment is.
 NOQA_INLINE = re.compile(
     r"# noqa"
-    r"(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?",
+    r"(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?",
     re.IGNORECASE,
 )
 _CODE_SEPARATOR = re.compile(r"[,\s]+")
