@@ -8,7 +8,10 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from flake8.exceptions import ExecutionFailed
+
 from . import __version__
+from .config import ConfigError, validate_dotted_names
 from .engine import AnalysisError, Settings, analyze
 
 LOG = logging.getLogger("flake8_detach")
@@ -40,11 +43,29 @@ class DetachPlugin:
             help="Dotted names of project context managers or decorators that disable grad "
             "(e.g. myproject.utils.evaluating).",
         )
+        parser.add_option(
+            "--detach-converting-functions",
+            default="",
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="Dotted names of project functions that call .numpy() on their argument "
+            "(e.g. myproject.utils.to_numpy).",
+        )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        contexts = frozenset(_comma_list(getattr(options, "detach_no_grad_contexts", None)))
-        cls.settings = Settings(no_grad_contexts=contexts)
+        try:
+            contexts = validate_dotted_names(
+                "detach-no-grad-contexts", _comma_list(getattr(options, "detach_no_grad_contexts", None)), "flake8"
+            )
+            converting = validate_dotted_names(
+                "detach-converting-functions",
+                _comma_list(getattr(options, "detach_converting_functions", None)),
+                "flake8",
+            )
+        except ConfigError as error:
+            raise ExecutionFailed(f"flake8-detach: --{error.key}: {error.message}") from error
+        cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         # flake8 has already decoded the file (BOM, coding cookie) into `lines`; reading
