@@ -17,6 +17,7 @@ import libcst as cst
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Facts, Interpreter
 from .diagnostics import Diagnostic, Finding
+from .fixes import restyle
 from .positions import start_positions
 from .rules import Rule, selected_rules
 
@@ -101,6 +102,8 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
     try:
         facts = Interpreter(module, imports, settings.no_grad_contexts).run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
+        if settings.fix_style != "chain":  # the rules build explicit chains; `force` rewrites them
+            findings = [restyle(finding, settings.fix_style) for finding in findings]
         positions = start_positions(module, (finding.node for finding in findings))
     except RecursionError as error:
         raise AnalysisError("the file is nested too deeply to analyse") from error

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from ..analysis.interpreter import Facts
 from ..diagnostics import Finding
+from ..fixes import insert_detach
 from .base import Invalid, Rule, method_name, method_receiver, passes_force
 
 
@@ -52,4 +53,4 @@ class NumpyOnGradTensor(Rule):
             if passes_force(call) or not facts.grad_enabled_at(call):
                 continue
             if facts.value_of(method_receiver(call)).may_require_grad:
-                yield self.finding(method_name(call))
+                yield self.finding(method_name(call), fix=insert_detach(call))

@@ -7,6 +7,7 @@ import libcst as cst
 from ..analysis.interpreter import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding
+from ..fixes import detach_before_move
 from .base import Invalid, Rule, method_receiver
 
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
@@ -73,4 +74,4 @@ class CpuBeforeDetach(Rule):
             if move.func.attr.value not in DEVICE_MOVES or not is_device_move(facts, move):
                 continue
             if facts.grad_enabled_at(move) and facts.value_of(method_receiver(move)).may_require_grad:
-                yield self.finding(move.func.attr)
+                yield self.finding(move.func.attr, fix=detach_before_move(call))

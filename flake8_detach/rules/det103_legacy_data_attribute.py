@@ -6,7 +6,8 @@ import libcst as cst
 
 from ..analysis.interpreter import Facts
 from ..analysis.values import Flag
-from ..diagnostics import Finding
+from ..diagnostics import Finding, Fix
+from ..fixes import data_to_detach, data_write_statement, no_grad_context, wrap_in_no_grad
 from .base import Invalid, Rule
 
 # Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
@@ -63,9 +64,19 @@ class LegacyDataAttribute(Rule):
             "import torch\nw = torch.ones(3, requires_grad=True)\nw.data.numpy()\n",
             "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().numpy()\n",
         ),
-        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nfor p in model.parameters():\n    p.data.add_(1)\n"),
-        Invalid("import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.weight.data = torch.zeros(2, 2)\n"),
-        Invalid("import torch\ndef init(m):\n    m.weight.data.normal_(0, 0.02)\n"),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nfor p in model.parameters():\n    p.data.add_(1)\n",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nfor p in model.parameters():\n"
+            "    with torch.no_grad():\n        p.add_(1)\n",
+        ),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.weight.data = torch.zeros(2, 2)\n",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nwith torch.no_grad():\n    model.weight.copy_(torch.zeros(2, 2))\n",
+        ),
+        Invalid(
+            "import torch\ndef init(m):\n    m.weight.data.normal_(0, 0.02)\n",
+            "import torch\ndef init(m):\n    with torch.no_grad():\n        m.weight.normal_(0, 0.02)\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
@@ -85,7 +96,22 @@ class LegacyDataAttribute(Rule):
             writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
                 writes = True
-            yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE)
+            fix = self._write_fix(facts, node) if writes else data_to_detach(node, safe=followed_by is not None)
+            yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE, fix)
+
+    @staticmethod
+    def _write_fix(facts: Facts, node: cst.Attribute) -> Fix | None:
+        """Unsafe: the write moves under `torch.no_grad()`, where autograd sees it (and may raise)."""
+        rewritten = data_write_statement(node, facts)
+        if rewritten is None:
+            return None  # not a whole statement: the message's advice is all we offer
+        line, small = rewritten
+        if not facts.grad_enabled_at(node):
+            return wrap_in_no_grad(line, small, None, "write on the tensor itself (grad is already off here)")
+        context = no_grad_context(facts.imports)
+        if context is None:
+            return None
+        return wrap_in_no_grad(line, small, context, "write on the tensor under torch.no_grad()")
 
     @staticmethod
     def _method_after(facts: Facts, node: cst.Attribute) -> str | None:

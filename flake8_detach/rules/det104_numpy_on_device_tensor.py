@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from ..analysis.interpreter import Facts
 from ..diagnostics import Finding
+from ..fixes import insert_cpu
 from .base import Invalid, Rule, method_name, method_receiver, passes_force
 
 
@@ -42,7 +43,9 @@ class NumpyOnDeviceTensor(Rule):
         ),
         Invalid(
             "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "x = torch.zeros(2).to(device)\nwith torch.no_grad():\n    x.numpy()\n"
+            "x = torch.zeros(2).to(device)\nwith torch.no_grad():\n    x.numpy()\n",
+            "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "x = torch.zeros(2).to(device)\nwith torch.no_grad():\n    x.cpu().numpy()\n",
         ),
     ]
 
@@ -51,4 +54,4 @@ class NumpyOnDeviceTensor(Rule):
             if passes_force(call):
                 continue
             if facts.value_of(method_receiver(call)).may_be_on_device:
-                yield self.finding(method_name(call))
+                yield self.finding(method_name(call), fix=insert_cpu(call))

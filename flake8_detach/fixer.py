@@ -1,0 +1,257 @@
+"""Apply the rules' fixes to source text, to a libcst module, or to a file on disk.
+
+Fixes are applied in passes, as ruff does: each pass analyses the current code, applies every
+selected fix whose node does not overlap another's, and re-analyses; it stops when a pass changes
+nothing (at most :data:`MAX_PASSES`). That is how DET101 (`.detach()`) and DET104 (`.cpu()`) on
+one `.numpy()` combine into `.detach().cpu().numpy()`.
+
+Every other front reuses this module: the `fix` command, the libcst codemods, the language
+server and the runtime harness.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from .diagnostics import Diagnostic
+from .engine import DEFAULT_SETTINGS, AnalysisError, Settings, analyze_module, has_candidates, parse
+from .noqa import is_suppressed
+
+MAX_PASSES = 10
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+Replacements = Mapping[cst.CSTNode, cst.CSTNode]
+# Applies one pass of replacements to a module; the codemods pass their own visitor.
+Applier = Callable[[cst.Module, Replacements], cst.Module]
+
+
+@dataclass
+class FixResult:
+    """The outcome of fixing one source text.
+
+    ``applied`` holds the fixed diagnostics with the positions they had in the pass that fixed
+    them; ``remaining`` the diagnostics of the final text that were not fixed (no fix, unsafe
+    without ``unsafe=True``) and not silenced by `# noqa`. ``error`` is set, and ``source`` is
+    the original text, when the file could not be analysed.
+    """
+
+    source: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    original: str = ""
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.source != self.original
+
+
+@dataclass
+class ModuleFixResult:
+    module: cst.Module
+    applied: list[Diagnostic] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+
+
+class _ReplaceNodes(cst.CSTTransformer):
+    """Swap nodes (by identity) for their replacements; fixes in one pass never nest."""
+
+    def __init__(self, replacements: Replacements) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        return self.replacements.get(original_node, updated_node)
+
+
+def replace_nodes(module: cst.Module, replacements: Replacements) -> cst.Module:
+    return module.visit(_ReplaceNodes(replacements))
+
+
+def physical_lines(source: str) -> list[str]:
+    """Lines as the engine numbers them (`\\r\\n`, `\\r`, `\\n` end a line), endings kept."""
+    return _PHYSICAL_LINE.findall(source)
+
+
+def noqa_lines(source: str) -> dict[int, str]:
+    """Line number -> the text flake8 searches for `# noqa` when reporting on that line.
+
+    flake8 joins the lines a token spans (a multi-line string) so that a `# noqa` after it
+    covers all of them; we follow the same rule so that both fronts skip the same diagnostics.
+    """
+    lines = physical_lines(source)
+    mapping = {number: line for number, line in enumerate(lines, start=1)}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("".join(lines)).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return mapping
+    first, last = len(lines) + 2, -1
+    for token in tokens:
+        if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+            continue
+        first, last = min(first, token.start[0]), max(last, token.end[0])
+        if token.type in (tokenize.NL, tokenize.NEWLINE):
+            if last > first:
+                joined = "".join(lines[first - 1 : last])
+                mapping.update(dict.fromkeys(range(first, last + 1), joined))
+            first, last = len(lines) + 2, -1
+    return mapping
+
+
+def _suppressed(diagnostic: Diagnostic, noqa: dict[int, str]) -> bool:
+    return is_suppressed(noqa.get(diagnostic.line, ""), diagnostic.code)
+
+
+def _subtree(node: cst.CSTNode) -> set[int]:
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        seen.add(id(current))
+        stack.extend(current.children)
+    return seen
+
+
+def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+    """Diagnostics whose fixes can be applied together: allowed, and on disjoint nodes.
+
+    A fix that touches (contains, or lies inside) a node another chosen fix replaces waits for
+    the next pass, where it is recomputed on the rewritten code.
+    """
+    chosen: list[Diagnostic] = []
+    taken: set[int] = set()  # every node inside a chosen fix's node
+    roots: set[int] = set()  # the chosen fixes' nodes
+    for diagnostic in diagnostics:
+        fix = diagnostic.fix
+        if fix is None or not (fix.safe or unsafe):
+            continue
+        inside = _subtree(fix.node)
+        if id(fix.node) in taken or inside & roots:
+            continue
+        chosen.append(diagnostic)
+        taken |= inside
+        roots.add(id(fix.node))
+    return chosen
+
+
+def fix_module(
+    module: cst.Module,
+    settings: Settings = DEFAULT_SETTINGS,
+    *,
+    unsafe: bool = False,
+    apply: Applier = replace_nodes,
+) -> ModuleFixResult:
+    """Fix a parsed module in passes; raises :class:`AnalysisError` if it cannot be analysed."""
+    applied: list[Diagnostic] = []
+    for pass_number in range(MAX_PASSES + 1):
+        source = module.code
+        noqa = noqa_lines(source)
+        diagnostics = [d for d in analyze_module(module, settings).diagnostics if not _suppressed(d, noqa)]
+        chosen = choose_fixes(diagnostics, unsafe) if pass_number < MAX_PASSES else []
+        if not chosen:
+            break
+        fixed = apply(module, {d.fix.node: d.fix.replacement for d in chosen if d.fix is not None})
+        code = fixed.code
+        if code == source:
+            break
+        try:
+            module = parse(code)  # fresh nodes, and the proof that the fixed text parses
+        except AnalysisError:
+            break
+        applied.extend(chosen)
+    return ModuleFixResult(module, applied, diagnostics)
+
+
+def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False) -> FixResult:
+    """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done."""
+    if not has_candidates(source, settings.rules()):
+        return FixResult(source, original=source)
+    try:
+        outcome = fix_module(parse(source), settings, unsafe=unsafe)
+    except AnalysisError as error:
+        return FixResult(source, original=source, error=str(error))
+    except RecursionError:
+        return FixResult(source, original=source, error="the file is nested too deeply to analyse")
+    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source)
+
+
+class FixFileError(Exception):
+    """The file could not be read, decoded or written; the message is one line for the user."""
+
+
+def read_python_bytes(data: bytes) -> tuple[str, str]:
+    """Decode as Python does (BOM, coding cookie, else UTF-8), newlines untouched: (text, encoding).
+
+    The encoding is ``utf-8-sig`` for a file with a BOM, so encoding the text back restores it.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        raise FixFileError(f"cannot decode: {str(error).splitlines()[0] if str(error) else error}") from error
+    if text.encode(encoding) != data:
+        raise FixFileError(f"cannot round-trip the file's bytes through {encoding}")
+    return text, encoding
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder and a rename; keep the permission bits.
+
+    A reader (or a crash) sees either the old file or the new one, never half of one.
+    """
+    target = Path(os.path.realpath(path))  # replace the file a symlink points to, not the link
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def fix_file(
+    path: str | os.PathLike[str],
+    settings: Settings = DEFAULT_SETTINGS,
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixResult:
+    """Fix a file in place (``write=False``: only compute the result).
+
+    The text is decoded as Python does and encoded back the same way, so the BOM, the coding
+    cookie, line endings and every byte outside the fixed expressions are kept. A file that
+    cannot be parsed is left untouched and ``error`` says why. Raises :class:`FixFileError`
+    when the file cannot be read, decoded or written.
+    """
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as error:
+        raise FixFileError(f"cannot read: {error.strerror or error}") from error
+    text, encoding = read_python_bytes(data)
+    result = fix_source(text, settings, unsafe=unsafe)
+    if write and result.changed and result.error is None:
+        try:
+            write_atomically(file, result.source.encode(encoding))
+        except (OSError, UnicodeEncodeError) as error:
+            message = error.strerror if isinstance(error, OSError) else str(error)
+            raise FixFileError(f"cannot write: {message or error}") from error
+    return result

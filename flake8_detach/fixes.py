@@ -1,0 +1,217 @@
+"""Fix construction shared by the rules: small libcst node rewrites that keep the layout.
+
+Each helper returns a :class:`~flake8_detach.diagnostics.Fix` that replaces one node with a
+rebuilt copy. The copy reuses the original children (and so their whitespace and comments),
+which is what keeps everything outside the fixed expression byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .analysis.imports import ImportTable
+from .analysis.interpreter import Facts
+from .diagnostics import Finding, Fix
+
+FIX_STYLES: tuple[str, ...] = ("chain", "force")
+DEVICE_MOVE_METHODS = frozenset({"cpu", "cuda", "to"})
+# `op=` of an augmented assignment through `.data`, and the in-place method that does the same.
+_AUGMENTED_METHODS: dict[type[cst.BaseAugOp], str] = {
+    cst.AddAssign: "add_",
+    cst.SubtractAssign: "sub_",
+    cst.MultiplyAssign: "mul_",
+    cst.DivideAssign: "div_",
+}
+
+
+@dataclass(frozen=True)
+class ConversionFix(Fix):
+    """A fix that repairs a `.numpy()` call by spelling out the chain (`.detach()`, `.cpu()`).
+
+    It remembers the call so that :func:`restyle` can swap it for `.numpy(force=True)`.
+    """
+
+    numpy_call: cst.Call
+
+
+def method_call(receiver: cst.BaseExpression, name: str, args: tuple[cst.Arg, ...] = ()) -> cst.Call:
+    """`receiver.name(args)`, with libcst's default (tight) whitespace."""
+    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(name)), args=args)
+
+
+def _receiver(call: cst.Call) -> cst.BaseExpression | None:
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def _method(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
+
+
+def insert_detach(numpy_call: cst.Call) -> Fix | None:
+    """DET101: `.detach()` before the first device move of the chain, else before `.numpy()`.
+
+    `out.to(dev).cpu().numpy()` -> `out.detach().to(dev).cpu().numpy()`.
+    """
+    target = _receiver(numpy_call)
+    while target is not None and _method(target) in DEVICE_MOVE_METHODS:
+        assert isinstance(target, cst.Call)
+        target = _receiver(target)
+    if target is None:
+        return None
+    return ConversionFix(
+        target, method_call(target, "detach"), True, "insert .detach() before the conversion", numpy_call
+    )
+
+
+def insert_cpu(numpy_call: cst.Call) -> Fix | None:
+    """DET104: `.cpu()` right before `.numpy()` (so after any `.detach()`)."""
+    target = _receiver(numpy_call)
+    if target is None:
+        return None
+    return ConversionFix(target, method_call(target, "cpu"), True, "insert .cpu() before .numpy()", numpy_call)
+
+
+def force_numpy(numpy_call: cst.Call) -> Fix:
+    """`.numpy()` -> `.numpy(force=True)`, which detaches and copies to the CPU itself."""
+    true = cst.Name("True")
+    args = list(numpy_call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == "force":
+            args[index] = arg.with_changes(value=true)
+            break
+    else:
+        force = cst.Arg(
+            value=true,
+            keyword=cst.Name("force"),
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+            ),
+        )
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(force)
+    return Fix(numpy_call, numpy_call.with_changes(args=args), True, "pass force=True to .numpy()")
+
+
+def restyle(finding: Finding, style: str) -> Finding:
+    """The finding with its conversion fix written in ``style`` ("chain" leaves it as built)."""
+    fix = finding.fix
+    if style == "force" and isinstance(fix, ConversionFix):
+        return Finding(finding.code, finding.node, finding.message, force_numpy(fix.numpy_call))
+    return finding
+
+
+def detach_before_move(detach_call: cst.Call) -> Fix | None:
+    """DET102: `x.cpu(...).detach()` -> `x.detach().cpu(...)`, arguments and layout kept.
+
+    The two methods trade places; each dot keeps its position, so a chain split over lines
+    keeps its line breaks.
+    """
+    move = _receiver(detach_call)
+    if not (isinstance(move, cst.Call) and isinstance(move.func, cst.Attribute)):
+        return None
+    assert isinstance(detach_call.func, cst.Attribute)
+    base = move.func.value
+    detach_first = detach_call.with_changes(
+        func=detach_call.func.with_changes(value=base, dot=move.func.dot), lpar=(), rpar=()
+    )
+    swapped = move.with_changes(
+        func=move.func.with_changes(value=detach_first, dot=detach_call.func.dot),
+        lpar=detach_call.lpar,
+        rpar=detach_call.rpar,
+    )
+    return Fix(detach_call, swapped, True, f"call .detach() before .{move.func.attr.value}()")
+
+
+def data_to_detach(data: cst.Attribute, safe: bool) -> Fix:
+    """DET103 read: `x.data` -> `x.detach()` (same storage, but autograd sees the sharing)."""
+    call = cst.Call(
+        func=cst.Attribute(value=data.value, attr=cst.Name("detach"), dot=data.dot),
+        lpar=data.lpar,
+        rpar=data.rpar,
+    )
+    return Fix(data, call, safe, "replace .data with .detach()")
+
+
+def no_grad_context(imports: ImportTable) -> cst.Call | None:
+    """`torch.no_grad()` spelled with the module's own import (`T.no_grad()`, `no_grad()`)."""
+    torch_names = sorted(local for local, qualified in imports.aliases.items() if qualified == "torch")
+    if torch_names:
+        name = "torch" if "torch" in torch_names else torch_names[0]
+        return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("no_grad")))
+    for local, qualified in sorted(imports.aliases.items()):
+        if qualified == "torch.no_grad":
+            return cst.Call(func=cst.Name(local))
+    return None
+
+
+def data_write_statement(
+    data: cst.Attribute, facts: Facts
+) -> tuple[cst.SimpleStatementLine, cst.BaseSmallStatement] | None:
+    """The statement writing through ``data`` rewritten to write on the tensor itself.
+
+    `p.data.add_(g)` -> `p.add_(g)`; `p.data = v` -> `p.copy_(v)`; `p.data[i] = v` -> `p[i] = v`;
+    `p.data += v` -> `p.add_(v)`. Returns (original line, new small statement), or None when the
+    write is not the whole statement (`y = p.data.add_(1)`), so no rewrite is offered.
+    """
+    statement_lines = facts.statement_lines
+    parent = facts.parents.get(data)
+    tensor = data.value.with_changes(lpar=data.lpar, rpar=data.rpar) if data.lpar else data.value
+    if isinstance(parent, cst.Attribute):  # `p.data.add_(...)`
+        call = facts.parents.get(parent)
+        line = statement_lines.get(call) if isinstance(call, cst.Call) and call.func is parent else None
+        if line is None:
+            return None
+        small = line.body[0]
+        assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+        call = small.value
+        assert isinstance(call.func, cst.Attribute)
+        new_call = call.with_changes(func=call.func.with_changes(value=tensor))
+        return line, small.with_changes(value=new_call)
+    if isinstance(parent, cst.Subscript):  # `p.data[i] = v`
+        line = statement_lines.get(parent)
+        if line is None or not isinstance(line.body[0], cst.Assign | cst.AugAssign):
+            return None
+        small = line.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) != 1:
+            return None
+        new_target = parent.with_changes(value=tensor)
+        if isinstance(small, cst.Assign):
+            return line, small.with_changes(targets=[small.targets[0].with_changes(target=new_target)])
+        return line, small.with_changes(target=new_target)
+    line = statement_lines.get(data)
+    if line is None:
+        return None
+    small = line.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:  # `p.data = v`
+        return line, cst.Expr(method_call(tensor, "copy_", (cst.Arg(small.value),)))
+    if isinstance(small, cst.AugAssign) and type(small.operator) in _AUGMENTED_METHODS:
+        method = _AUGMENTED_METHODS[type(small.operator)]
+        return line, cst.Expr(method_call(tensor, method, (cst.Arg(small.value),)))
+    return None
+
+
+def wrap_in_no_grad(
+    line: cst.SimpleStatementLine,
+    small: cst.BaseSmallStatement,
+    context: cst.Call | None,
+    description: str,
+) -> Fix:
+    """Replace ``line`` with ``small`` under `with <context>:` (or bare when ``context`` is None).
+
+    The comments above the line stay above the `with`; its trailing comment stays on the
+    rewritten statement. Unsafe: the meaning changes where the old write was wrong.
+    """
+    inner = cst.SimpleStatementLine(body=[small], trailing_whitespace=line.trailing_whitespace)
+    if context is None:
+        return Fix(line, inner.with_changes(leading_lines=line.leading_lines), False, description)
+    statement = cst.With(
+        items=[cst.WithItem(context)],
+        body=cst.IndentedBlock(body=[inner]),
+        leading_lines=line.leading_lines,
+    )
+    return Fix(line, statement, False, description)
