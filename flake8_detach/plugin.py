@@ -8,7 +8,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from flake8.exceptions import ExecutionFailed
+from flake8.exceptions import ExecutionError
 
 from . import __version__
 from .config import ConfigError, validate_dotted_names
@@ -64,7 +64,7 @@ class DetachPlugin:
                 "flake8",
             )
         except ConfigError as error:
-            raise ExecutionFailed(f"flake8-detach: --{error.key}: {error.message}") from error
+            raise ExecutionError(f"flake8-detach: --{error.key}: {error.message}") from error
         cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
