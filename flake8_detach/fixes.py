@@ -45,10 +45,32 @@ def _receiver(call: cst.Call) -> cst.BaseExpression | None:
     return call.func.value if isinstance(call.func, cst.Attribute) else None
 
 
-def _method(node: cst.BaseExpression) -> str | None:
+def _method(node: cst.BaseExpression | None) -> str | None:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value
     return None
+
+
+def _fresh_line_dot(dot: cst.Dot) -> cst.Dot:
+    """The dot of a chain link moved to its own line: same indentation, no comment."""
+    before = dot.whitespace_before
+    if isinstance(before, cst.ParenthesizedWhitespace):
+        return dot.with_changes(
+            whitespace_before=cst.ParenthesizedWhitespace(indent=before.indent, last_line=before.last_line)
+        )
+    return dot
+
+
+def insert_method_before(call: cst.Call, method: str) -> cst.Call:
+    """`base.m(args)` -> `base.<method>().m(args)`.
+
+    In a chain split over lines the inserted link takes the line (and any comment) of `.m`,
+    and `.m` moves to a new line with the same indentation, so the layout stays a chain.
+    """
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    inserted = cst.Call(func=cst.Attribute(value=func.value, attr=cst.Name(method), dot=func.dot))
+    return call.with_changes(func=func.with_changes(value=inserted, dot=_fresh_line_dot(func.dot)))
 
 
 def insert_detach(numpy_call: cst.Call) -> Fix | None:
@@ -56,23 +78,26 @@ def insert_detach(numpy_call: cst.Call) -> Fix | None:
 
     `out.to(dev).cpu().numpy()` -> `out.detach().to(dev).cpu().numpy()`.
     """
-    target = _receiver(numpy_call)
-    while target is not None and _method(target) in DEVICE_MOVE_METHODS:
-        assert isinstance(target, cst.Call)
-        target = _receiver(target)
-    if target is None:
+    target = numpy_call
+    while True:
+        receiver = _receiver(target)
+        if _method(receiver) not in DEVICE_MOVE_METHODS:
+            break
+        assert isinstance(receiver, cst.Call)
+        target = receiver
+    if not isinstance(target.func, cst.Attribute):
         return None
     return ConversionFix(
-        target, method_call(target, "detach"), True, "insert .detach() before the conversion", numpy_call
+        target, insert_method_before(target, "detach"), True, "insert .detach() before the conversion", numpy_call
     )
 
 
 def insert_cpu(numpy_call: cst.Call) -> Fix | None:
     """DET104: `.cpu()` right before `.numpy()` (so after any `.detach()`)."""
-    target = _receiver(numpy_call)
-    if target is None:
+    if not isinstance(numpy_call.func, cst.Attribute):
         return None
-    return ConversionFix(target, method_call(target, "cpu"), True, "insert .cpu() before .numpy()", numpy_call)
+    fixed = insert_method_before(numpy_call, "cpu")
+    return ConversionFix(numpy_call, fixed, True, "insert .cpu() before .numpy()", numpy_call)
 
 
 def force_numpy(numpy_call: cst.Call) -> Fix:
