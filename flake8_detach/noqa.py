@@ -21,13 +21,14 @@ def is_suppressed(line: str, code: str) -> bool:
     """Whether the physical line's noqa comment silences ``code``."""
     if "noqa" not in line.lower():
         return False
-    for match in NOQA_INLINE.finditer(line):
-        codes = match.group("codes")
-        if not codes:
-            return True
-        if any(code.startswith(c) for c in _CODE_SEPARATOR.split(codes.strip().upper()) if c):
-            return True
-    return False
+    # As flake8 (violation.py): only the first comment counts, and codes are case-sensitive.
+    match = NOQA_INLINE.search(line)
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(code.startswith(c) for c in _CODE_SEPARATOR.split(codes.strip()) if c)
 
 
 def source_lines(source: str) -> list[str]:
