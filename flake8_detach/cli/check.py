@@ -1,0 +1,121 @@
+"""`flake8-detach check PATH...`: the flake8 diagnostics without flake8, in CI-friendly formats.
+
+Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
+the same through both fronts. Exit 0 when clean, 1 when diagnostics were found, 2 when a file
+(or the configuration) could not be read: an incomplete run must never look clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, ConfigError, discover_config, split_comma_list
+from ..engine import AnalysisError, Settings, analyze
+from ..files import SourceError, decode_source, discover, read_source
+from ..reporting import FORMATS, FileReport, Report, render
+from ..suppression import unsuppressed
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="report tensor-to-NumPy hazards (text, json, sarif or github output)",
+        description="Report tensor-to-NumPy hazards in Python files and folders, as the flake8 plugin does.",
+    )
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders ('-' reads stdin); default: .")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
+    parser.add_argument("--select", help="comma-separated codes or prefixes to report (replaces the config's)")
+    parser.add_argument("--ignore", help="comma-separated codes or prefixes not to report (replaces the config's)")
+    parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip, added to the config's")
+    parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from (default: the nearest one)")
+    parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
+    parser.set_defaults(func=run)
+
+
+def load_config(args: argparse.Namespace) -> Config:
+    config = discover_config(Path.cwd(), args.config)
+    return config.overridden(
+        select=split_comma_list(args.select) if args.select is not None else None,
+        ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
+        extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
+    )
+
+
+def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
+    """Check one decoded file; every failure becomes a one-line error, never an exception."""
+    report = FileReport(display_path, source=source)
+    try:
+        # flake8 compiles every file; a syntax error is an error even where no rule would look.
+        tree = ast.parse(source, display_path)
+    except SyntaxError as error:
+        report.error = f"syntax error at line {error.lineno}, column {error.offset}: {error.msg}"
+        return report
+    except (ValueError, RecursionError, MemoryError) as error:
+        report.error = f"cannot parse: {_one_line(error)}"
+        return report
+    try:
+        analysis = analyze(source, settings, tree)
+    except AnalysisError as error:
+        report.error = _one_line(error)
+        return report
+    except Exception as error:  # noqa: BLE001 - a bug in a rule must not hide the other files
+        report.error = f"internal error, file skipped: {type(error).__name__}: {_one_line(error)}"
+        return report
+    report.module = analysis.module
+    report.diagnostics = unsuppressed(source, analysis.diagnostics)
+    return report
+
+
+def check_path(path: Path, settings: Settings) -> FileReport:
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        return FileReport(str(path), error=str(error))
+    return check_text(source, str(path), settings)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args)
+    except ConfigError as error:
+        print(f"flake8-detach: error: {error}", file=sys.stderr)
+        return 2
+    settings = config.settings()
+    report = Report()
+    for raw in args.paths:
+        if raw == "-":
+            try:
+                source = decode_source(sys.stdin.buffer.read(), args.stdin_filename)
+            except SourceError as error:
+                report.files.append(FileReport(args.stdin_filename, error=str(error)))
+                continue
+            report.files.append(check_text(source, args.stdin_filename, settings))
+            continue
+        if not Path(raw).exists():
+            report.files.append(FileReport(raw, error="no such file or directory"))
+            continue
+        for path in discover([raw], config.extend_exclude, config.root):
+            report.files.append(check_path(path, settings))
+    for file in report.errors:
+        print(f"{file.path}: error: {file.error}", file=sys.stderr)
+    output = render(args.format, report)
+    if args.output_file is not None:
+        try:
+            args.output_file.write_text(output, encoding="utf-8")
+        except OSError as error:
+            print(f"flake8-detach: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    return report.exit_code()
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

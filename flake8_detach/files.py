@@ -1,0 +1,137 @@
+"""Finding the Python files a command should look at, and reading them as flake8 does.
+
+Shared by the command-line fronts (`check`, `fix`) so that both skip the same
+folders and decode files the same way.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import os
+import tokenize
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+# Folders no one wants linted: VCS data, virtual environments, build output, caches.
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "build",
+    "dist",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "*.egg-info",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+)
+
+
+class SourceError(Exception):
+    """The file could not be read or decoded; the message is one line meant for the user."""
+
+
+def is_excluded(path: Path, patterns: Sequence[str], root: Path | None = None) -> bool:
+    """Whether ``path`` matches an exclude pattern, as flake8 matches them.
+
+    A pattern matches the file or folder name (``build``, ``*_pb2.py``) or, when it contains a
+    slash, the path relative to ``root`` (``src/generated/*``) or the absolute path.
+    """
+    name = path.name
+    for pattern in patterns:
+        if fnmatch.fnmatch(name, pattern):
+            return True
+        if "/" in pattern or os.sep in pattern:
+            stripped = pattern.rstrip("/")
+            absolute = path.absolute().as_posix()
+            if fnmatch.fnmatch(absolute, stripped):
+                return True
+            if root is not None:
+                try:
+                    relative = path.absolute().relative_to(root.absolute()).as_posix()
+                except ValueError:
+                    continue
+                if fnmatch.fnmatch(relative, stripped.removeprefix("./")):
+                    return True
+    return False
+
+
+def discover(
+    paths: Iterable[str | Path],
+    extend_exclude: Sequence[str] = (),
+    root: Path | None = None,
+) -> Iterator[Path]:
+    """Yield the Python files under ``paths`` in a stable order.
+
+    Files named explicitly are always yielded (pre-commit passes exactly the files it wants
+    checked, and a user naming a file means it), unless an ``extend_exclude`` pattern matches
+    them; folders are walked, skipping :data:`DEFAULT_EXCLUDES` and ``extend_exclude``.
+    A path that does not exist is yielded as is, so that reading it reports the error.
+    """
+    patterns = (*DEFAULT_EXCLUDES, *extend_exclude)
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            if is_excluded(path, extend_exclude, root) and path.name not in {".", ".."}:
+                continue
+            for file in _walk(path, patterns, root):
+                if file not in seen:
+                    seen.add(file)
+                    yield file
+        elif path not in seen and not is_excluded(path, extend_exclude, root):
+            seen.add(path)
+            yield path
+
+
+def _walk(folder: Path, patterns: Sequence[str], root: Path | None) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        current = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not is_excluded(current / d, patterns, root))
+        for filename in sorted(filenames):
+            file = current / filename
+            if filename.endswith(".py") and not is_excluded(file, patterns, root):
+                yield file
+
+
+def decode_source(data: bytes, display_name: str = "<source>") -> str:
+    """Decode bytes as Python does: BOM or coding cookie, else UTF-8; newlines become ``\\n``.
+
+    This is what ``tokenize.open`` (and so flake8) does, so line numbers agree with flake8's.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"cannot decode: {error.msg if hasattr(error, 'msg') else error}") from error
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        raise SourceError(f"cannot decode as {encoding}: {_first_line(error)}") from error
+    text = text.removeprefix("\ufeff")
+    # Universal newlines, as a text-mode file object reads them.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_source(path: Path) -> str:
+    """Read and decode a Python file; :class:`SourceError` (one line) when that is impossible."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as error:
+        raise SourceError("no such file or directory") from error
+    except IsADirectoryError as error:
+        raise SourceError("is a directory") from error
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from error
+    return decode_source(data, str(path))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,0 +1,66 @@
+"""Machine-readable output: one JSON document with every diagnostic and every unreadable file.
+
+Lines and columns are 1-based (as in the text format), `end_column` is exclusive.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import __version__
+from ..rules import RULES_BY_CODE
+from . import rule_url
+from .model import Report
+from .spans import fix_edits, token_length
+
+
+def _edit_json(edit: Any) -> dict[str, Any]:
+    return {
+        "start": {"line": edit.start_line, "column": edit.start_column + 1},
+        "end": {"line": edit.end_line, "column": edit.end_column + 1},
+        "content": edit.new_text,
+    }
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    diagnostics: list[dict[str, Any]] = []
+    for file in report.files:
+        lines = file.source.splitlines() if file.source is not None else []
+        fixes = [d.fix for d in file.diagnostics if d.fix is not None]
+        edits = iter(fix_edits(file.module, fixes) if file.module is not None else [])
+        for diagnostic in file.diagnostics:
+            line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
+            rule = RULES_BY_CODE.get(diagnostic.code)
+            entry: dict[str, Any] = {
+                "path": file.path,
+                "line": diagnostic.line,
+                "column": diagnostic.column + 1,
+                "end_column": diagnostic.column + 1 + token_length(line_text, diagnostic.column),
+                "code": diagnostic.code,
+                "name": rule.name if rule else None,
+                "message": diagnostic.message,
+                "url": rule_url(diagnostic.code),
+                "fix": None,
+            }
+            if diagnostic.fix is not None and file.module is not None:
+                entry["fix"] = {
+                    "description": diagnostic.fix.description,
+                    "safe": diagnostic.fix.safe,
+                    "edit": _edit_json(next(edits)),
+                }
+            diagnostics.append(entry)
+    return {
+        "tool": {"name": "flake8-detach", "version": __version__},
+        "diagnostics": diagnostics,
+        "errors": [{"path": file.path, "message": file.error} for file in report.errors],
+        "summary": {
+            "files": len(report.files),
+            "diagnostics": report.diagnostic_count,
+            "errors": len(report.errors),
+        },
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(as_data(report), indent=2) + "\n"

@@ -1,0 +1,141 @@
+"""SARIF 2.1.0, the format GitHub code scanning (and other dashboards) ingest.
+
+One run, whose driver lists every rule with its documentation; one result per diagnostic with a
+physical location, and the fix as a text replacement where the rule has one. Columns are counted
+in code points (``columnKind``), as the engine counts them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from .. import __version__
+from ..rules import ALL_RULES, Rule
+from . import INFORMATION_URI, rule_url
+from .model import Report
+from .spans import TextEdit, fix_edits, token_length
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+
+
+def _rule_descriptor(rule: Rule) -> dict[str, Any]:
+    markdown = (
+        f"**{rule.code} {rule.name}**\n\n{rule.what_it_does}\n\n### Why is this bad?\n\n{rule.why_bad}\n\n"
+        f"### Example\n\n```python\n{rule.example}\n```\n\n### Use instead\n\n```python\n{rule.use_instead}\n```\n\n"
+        f"Fix safety: {rule.fix_safety}\n\nAt run time: {rule.runtime_truth}\n"
+    )
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.message},
+        "fullDescription": {"text": rule.what_it_does},
+        "help": {"text": f"{rule.why_bad}\n\nUse instead:\n{rule.use_instead}", "markdown": markdown},
+        "helpUri": rule_url(rule.code),
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["pytorch", "correctness"]},
+    }
+
+
+def artifact_uri(path: str) -> str:
+    """A relative URI (to %SRCROOT%, the working directory) where possible, else a file URI."""
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.relative_to(Path.cwd())
+        except ValueError:
+            return candidate.as_uri()
+    return quote(candidate.as_posix().removeprefix("./"))
+
+
+def _region(edit: TextEdit) -> dict[str, int]:
+    return {
+        "startLine": edit.start_line,
+        "startColumn": edit.start_column + 1,
+        "endLine": edit.end_line,
+        "endColumn": edit.end_column + 1,
+    }
+
+
+def render_data(report: Report) -> dict[str, Any]:
+    rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
+    results: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+    for file in report.files:
+        uri = artifact_uri(file.path)
+        location = {"uri": uri, "uriBaseId": SRCROOT}
+        if file.error is not None:
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": f"{file.path}: {file.error}"},
+                    "locations": [{"physicalLocation": {"artifactLocation": location}}],
+                }
+            )
+        lines = file.source.splitlines() if file.source is not None else []
+        fixes = [d.fix for d in file.diagnostics if d.fix is not None]
+        edits = iter(fix_edits(file.module, fixes) if file.module is not None else [])
+        for diagnostic in file.diagnostics:
+            line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
+            start = diagnostic.column + 1
+            result: dict[str, Any] = {
+                "ruleId": diagnostic.code,
+                "level": "error",
+                "message": {"text": diagnostic.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": location,
+                            "region": {
+                                "startLine": diagnostic.line,
+                                "startColumn": start,
+                                "endLine": diagnostic.line,
+                                "endColumn": start + token_length(line_text, diagnostic.column),
+                            },
+                        }
+                    }
+                ],
+            }
+            if diagnostic.code in rule_index:
+                result["ruleIndex"] = rule_index[diagnostic.code]
+            if diagnostic.fix is not None and file.module is not None:
+                edit = next(edits)
+                result["fixes"] = [
+                    {
+                        "description": {"text": diagnostic.fix.description},
+                        "artifactChanges": [
+                            {
+                                "artifactLocation": location,
+                                "replacements": [
+                                    {"deletedRegion": _region(edit), "insertedContent": {"text": edit.new_text}}
+                                ],
+                            }
+                        ],
+                    }
+                ]
+            results.append(result)
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "flake8-detach",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(rule) for rule in ALL_RULES],
+            }
+        },
+        "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [
+            {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
+        ],
+        "results": results,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report) -> str:
+    return json.dumps(render_data(report), indent=2) + "\n"

@@ -1,0 +1,227 @@
+"""`flake8-detach check`: the same diagnostics as flake8, file discovery, decoding, exit codes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_detach.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+GRAD_LEAF = "import torch\nw = torch.ones(3, requires_grad=True)\n"
+HAZARD = GRAD_LEAF + "w.numpy()\n"
+CLEAN = GRAD_LEAF + "w.detach().numpy()\n"
+DET101_LINE = "bad.py:3:3: DET101 .numpy() on a tensor that may require grad"
+
+
+def run_check(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["check", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def flake8_lines(paths: list[Path], cwd: Path) -> list[str]:
+    """What flake8 itself reports (DET codes only), for side-by-side comparison."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "DET", "--no-show-source", *map(str, paths)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode in (0, 1), completed.stderr
+    return completed.stdout.splitlines()
+
+
+def test_text_output_is_flake8s_on_the_fixtures(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    # flake8 on this interpreter cannot parse every fixture (newer syntax): compare the others.
+    files = sorted(
+        path.relative_to(REPO)
+        for path in FIXTURES.rglob("*.py")
+        if _parses(path)
+    )
+    assert files, "no fixtures found"
+    code, out, err = run_check([str(path) for path in files], capsys)
+    expected = flake8_lines(files, REPO)
+    assert out.splitlines() == expected
+    assert expected, "the fixtures flag nothing: the comparison would prove nothing"
+    assert code == 1
+    assert err == ""
+
+
+def _parses(path: Path) -> bool:
+    try:
+        ast.parse(path.read_bytes())
+    except SyntaxError:
+        return False
+    return True
+
+
+def test_clean_file_exits_0_silently(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("ok.py").write_text(CLEAN)
+    assert run_check(["ok.py"], capsys) == (0, "", "")
+
+
+def test_hazard_exits_1_with_the_flake8_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(HAZARD)
+    code, out, _ = run_check(["bad.py"], capsys)
+    assert code == 1
+    assert out.startswith(DET101_LINE)
+    assert out.splitlines() == flake8_lines([Path("bad.py")], tmp_path)
+
+
+NOQA_CASES = {
+    "bare": "w.numpy()  # noqa\n",
+    "named": "w.numpy()  # noqa: DET101\n",
+    "prefix": "w.numpy()  # noqa:DET1\n",
+    "other code": "w.numpy()  # noqa: DET102\n",
+    "other tool": "w.numpy()  # noqa: E501\n",
+    "lowercase": "w.numpy()  # NOQA: det101\n",
+    "backslash continuation": "x = \\\n    w.numpy()  # noqa: DET101\n",
+    "multi-line string on the line": 'f(w.numpy(), """\n""")  # noqa: DET101\n',
+    "parenthesised continuation": "x = (\n    w.numpy()\n)  # noqa: DET101\n",
+    "file-level": "# flake8: noqa\nw.numpy()\n",
+    "file-level with code": "w.numpy()  # flake8: noqa\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOQA_CASES))
+def test_noqa_handling_matches_flake8(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(GRAD_LEAF + "def f(*a): pass\n" + NOQA_CASES[case])
+    _, out, _ = run_check(["bad.py"], capsys)
+    assert out.splitlines() == flake8_lines([Path("bad.py")], tmp_path)
+
+
+def test_noqa_cases_are_not_all_silent(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guard for the parity test above: some cases must report, some must not."""
+    monkeypatch.chdir(tmp_path)
+    reported = {}
+    for case, tail in NOQA_CASES.items():
+        Path("bad.py").write_text(GRAD_LEAF + "def f(*a): pass\n" + tail)
+        reported[case] = run_check(["bad.py"], capsys)[0]
+    assert reported["other code"] == reported["other tool"] == reported["parenthesised continuation"] == 1
+    assert reported["named"] == reported["backslash continuation"] == reported["file-level"] == 0
+
+
+def test_coding_cookie_and_bom_are_decoded_like_flake8(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    latin = "# -*- coding: latin-1 -*-\n" + GRAD_LEAF + "café = 1; w.numpy()\n"
+    Path("latin.py").write_bytes(latin.encode("latin-1"))
+    Path("bom.py").write_bytes(b"\xef\xbb\xbf" + HAZARD.encode())
+    Path("crlf.py").write_bytes(HAZARD.replace("\n", "\r\n").encode())
+    code, out, err = run_check(["latin.py", "bom.py", "crlf.py"], capsys)
+    assert code == 1, err
+    assert sorted(out.splitlines()) == flake8_lines([Path("latin.py"), Path("bom.py"), Path("crlf.py")], tmp_path)
+    # The column counts characters: `café = 1; ` is 10 of them (11 bytes in UTF-8).
+    assert out.splitlines()[0].startswith("latin.py:4:13: DET101")
+    assert len(out.splitlines()) == 3
+
+
+def test_undecodable_and_unparsable_files_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("binary.py").write_bytes(b"import torch\nx = '\xff\xfe'\n")
+    Path("cookie.py").write_bytes(b"# coding: no-such-codec\nimport torch\n")
+    Path("syntax.py").write_text("import torch\nx = (\n")
+    code, out, err = run_check(["binary.py", "cookie.py", "syntax.py"], capsys)
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 3, err
+    assert lines[0].startswith("binary.py: error: cannot decode as utf-8")
+    assert lines[1].startswith("cookie.py: error: cannot decode")
+    assert lines[2].startswith("syntax.py: error: syntax error at line 2")
+    assert "Traceback" not in err
+
+
+def test_errors_win_over_diagnostics_in_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(HAZARD)
+    code, out, err = run_check(["bad.py", "missing.py"], capsys)
+    assert code == 2
+    assert out.startswith(DET101_LINE)
+    assert err == "missing.py: error: no such file or directory\n"
+
+
+def test_directories_recurse_and_skip_the_usual_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for folder in ("src/pkg", ".git", ".venv/lib", "venv", "build", "dist", "__pycache__", ".tox", ".eggs", "node_modules", "generated"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / "bad.py").write_text(HAZARD)
+    Path("src/pkg/notes.txt").write_text(HAZARD)
+    code, out, _ = run_check(["."], capsys)
+    assert code == 1
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == ["generated/bad.py", "src/pkg/bad.py"]
+    code, out, _ = run_check([".", "--extend-exclude", "generated"], capsys)
+    assert [line.split(":")[0] for line in out.splitlines()] == ["src/pkg/bad.py"]
+
+
+def test_extend_exclude_from_pyproject(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("pyproject.toml").write_text('[tool.flake8-detach]\nextend-exclude = ["legacy", "src/gen_*.py"]\n')
+    for name in ("legacy/old.py", "src/gen_a.py", "src/real.py"):
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text(HAZARD)
+    code, out, _ = run_check(["."], capsys)
+    assert code == 1
+    assert [line.split(":")[0] for line in out.splitlines()] == ["src/real.py"]
+
+
+def test_select_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(HAZARD)
+    assert run_check(["bad.py", "--ignore", "DET101"], capsys)[0] == 0
+    assert run_check(["bad.py", "--select", "DET104"], capsys)[0] == 0
+    assert run_check(["bad.py", "--select", "DET1"], capsys)[0] == 1
+    code, _, err = run_check(["bad.py", "--select", "E501"], capsys)
+    assert code == 2
+    assert "select" in err and "'E501' matches no flake8-detach rule" in err
+
+
+def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(HAZARD.encode())))
+    code, out, _ = run_check(["-", "--stdin-filename", "bad.py"], capsys)
+    assert code == 1
+    assert out.startswith(DET101_LINE)
+
+
+def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(HAZARD)
+    code, out, _ = run_check(["bad.py", "--format", "json", "--output-file", "report.json"], capsys)
+    assert (code, out) == (1, "")
+    assert json.loads(Path("report.json").read_text())["summary"]["diagnostics"] == 1
+
+
+def test_bad_config_exits_2_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("pyproject.toml").write_text('[tool.flake8-detach]\nfix-style = "forced"\n')
+    Path("bad.py").write_text(HAZARD)
+    code, out, err = run_check(["bad.py"], capsys)
+    assert (code, out) == (2, "")
+    assert "fix-style" in err and "'forced'" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_console_script_end_to_end(tmp_path: Path) -> None:
+    """The installed entry point, as CI runs it."""
+    (tmp_path / "bad.py").write_text(HAZARD)
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8_detach", "check", "--format", "github", "bad.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stdout.startswith("::error file=bad.py,line=3,col=3,title=DET101::DET101 .numpy()")
