@@ -11,7 +11,7 @@ from typing import Any
 from flake8.exceptions import ExecutionError
 
 from . import __version__
-from .config import ConfigError, validate_dotted_names
+from .config import ConfigError, validate_dotted_names, validate_fix_style
 from .engine import AnalysisError, Settings, analyze
 
 LOG = logging.getLogger("flake8_detach")
@@ -51,6 +51,13 @@ class DetachPlugin:
             help="Dotted names of project functions that call .numpy() on their argument "
             "(e.g. myproject.utils.to_numpy).",
         )
+        parser.add_option(
+            "--detach-fix-style",
+            default="chain",
+            parse_from_config=True,
+            help="How fixes write the conversion: chain (.detach().cpu().numpy(), the default) or "
+            "force (.numpy(force=True), torch >= 1.13).",
+        )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
@@ -63,9 +70,12 @@ class DetachPlugin:
                 _comma_list(getattr(options, "detach_converting_functions", None)),
                 "flake8",
             )
+            fix_style = validate_fix_style(
+                "detach-fix-style", getattr(options, "detach_fix_style", None) or "chain", "flake8"
+            )
         except ConfigError as error:
             raise ExecutionError(f"flake8-detach: --{error.key}: {error.message}") from error
-        cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting)
+        cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting, fix_style=fix_style)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         # flake8 has already decoded the file (BOM, coding cookie) into `lines`; reading
