@@ -32,6 +32,7 @@ def flake8_lines(paths: list[Path], cwd: Path) -> list[str]:
     completed = subprocess.run(
         [sys.executable, "-m", "flake8", "--select", "DET", "--no-show-source", *map(str, paths)],
         cwd=cwd,
+        check=False,
         capture_output=True,
         text=True,
     )
@@ -220,6 +221,7 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "flake8_detach", "check", "--format", "github", "bad.py"],
         cwd=tmp_path,
+        check=False,
         capture_output=True,
         text=True,
     )

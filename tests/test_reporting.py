@@ -1,0 +1,182 @@
+"""Each output format of `check`: its structure, and that its locations and fixes are right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flake8_detach.cli.check import check_text
+from flake8_detach.engine import Settings, check_source
+from flake8_detach.reporting import RULE_DOCS_BASE_URL, FileReport, Report, render, rule_url
+from flake8_detach.rules import ALL_RULES
+
+REPO = Path(__file__).resolve().parent.parent
+SARIF_SCHEMA = REPO.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+
+# Line 3: DET101 (fixable). Line 5: DET103 read (`.data`). Two files, one unreadable.
+SOURCE = (
+    "import torch\n"
+    "w = torch.ones(3, requires_grad=True)\n"
+    "a = w.cpu().numpy()\n"
+    "b = 1\n"
+    "c = w.data.numpy()\n"
+)
+
+
+def make_report() -> Report:
+    report = Report()
+    report.files.append(check_text(SOURCE, "src/train model.py", Settings()))
+    report.files.append(FileReport("broken.py", error="syntax error at line 1, column 5: '(' was never closed"))
+    return report
+
+
+def apply_edit(source: str, start: tuple[int, int], end: tuple[int, int], text: str) -> str:
+    """Apply a (1-based line, 1-based column) edit, end exclusive."""
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        return offsets[position[0] - 1] + position[1] - 1
+
+    return source[: offset(start)] + text + source[offset(end) :]
+
+
+def test_report_has_both_rules() -> None:
+    codes = [d.code for d in make_report().files[0].diagnostics]
+    assert "DET101" in codes and "DET103" in codes
+
+
+def test_text_format_is_flake8_style() -> None:
+    lines = render("text", make_report()).splitlines()
+    assert lines[0] == (
+        "src/train model.py:3:13: DET101 .numpy() on a tensor that may require grad raises "
+        "RuntimeError; call .detach() first"
+    )
+    assert all(line.startswith("src/train model.py:") for line in lines)
+
+
+def test_json_format() -> None:
+    data = json.loads(render("json", make_report()))
+    first = data["diagnostics"][0]
+    assert first["path"] == "src/train model.py"
+    assert (first["line"], first["column"], first["end_column"]) == (3, 13, 18)
+    assert SOURCE.splitlines()[2][first["column"] - 1 : first["end_column"] - 1] == "numpy"
+    assert first["code"] == "DET101" and first["name"] == "numpy-on-grad-tensor"
+    assert first["message"].startswith("DET101 ")
+    assert first["url"] == rule_url("DET101") == RULE_DOCS_BASE_URL + "DET101.md"
+    assert data["errors"] == [{"path": "broken.py", "message": "syntax error at line 1, column 5: '(' was never closed"}]
+    assert data["summary"] == {"files": 2, "diagnostics": len(data["diagnostics"]), "errors": 1}
+
+
+def test_json_fix_edit_repairs_the_file() -> None:
+    data = json.loads(render("json", make_report()))
+    det101 = data["diagnostics"][0]
+    assert det101["fix"] is not None and det101["fix"]["safe"] is True
+    edit = det101["fix"]["edit"]
+    fixed = apply_edit(
+        SOURCE,
+        (edit["start"]["line"], edit["start"]["column"]),
+        (edit["end"]["line"], edit["end"]["column"]),
+        edit["content"],
+    )
+    assert "w.detach().cpu().numpy()" in fixed
+    assert "DET101" not in {d.code for d in check_source(fixed)}
+
+
+def test_github_format() -> None:
+    lines = render("github", make_report()).splitlines()
+    assert lines[0] == (
+        "::error file=src/train model.py,line=3,col=13,title=DET101::DET101 .numpy() on a tensor that may "
+        "require grad raises RuntimeError; call .detach() first"
+    )
+    assert lines[-1] == "::error file=broken.py,title=flake8-detach::syntax error at line 1, column 5: '(' was never closed"
+
+
+def test_github_format_escapes() -> None:
+    report = Report([FileReport("a,b:c.py", error="50% bad\nsecond line")])
+    assert render("github", report) == "::error file=a%2Cb%3Ac.py,title=flake8-detach::50%25 bad%0Asecond line\n"
+
+
+def sarif() -> dict[str, Any]:
+    return json.loads(render("sarif", make_report()))
+
+
+def test_sarif_structure() -> None:
+    log = sarif()
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "flake8-detach"
+    assert driver["version"] and driver["informationUri"].startswith("https://")
+    assert [rule["id"] for rule in driver["rules"]] == [rule.code for rule in ALL_RULES]
+    for descriptor, rule in zip(driver["rules"], ALL_RULES):
+        assert descriptor["name"] == rule.name
+        assert descriptor["shortDescription"]["text"] == rule.message
+        assert descriptor["fullDescription"]["text"] == rule.what_it_does
+        assert rule.why_bad in descriptor["help"]["text"]
+        assert rule.use_instead in descriptor["help"]["markdown"]
+        assert descriptor["helpUri"] == f"{RULE_DOCS_BASE_URL}{rule.code}.md"
+    assert run["columnKind"] == "unicodeCodePoints"
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == [d.code for d in make_report().files[0].diagnostics]
+    first = results[0]
+    assert first["level"] == "error"
+    assert first["message"]["text"].startswith("DET101 ")
+    assert driver["rules"][first["ruleIndex"]]["id"] == "DET101"
+    location = first["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "src/train%20model.py", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 3, "startColumn": 13, "endLine": 3, "endColumn": 18}
+    # The unreadable file is a failed-execution notification, not a result.
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert "broken.py" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_sarif_fixes_apply() -> None:
+    results = sarif()["runs"][0]["results"]
+    with_fixes = [r for r in results if "fixes" in r]
+    assert with_fixes, "no fix rendered"
+    det101 = next(r for r in with_fixes if r["ruleId"] == "DET101")
+    (change,) = det101["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "src/train%20model.py"
+    (replacement,) = change["replacements"]
+    region = replacement["deletedRegion"]
+    fixed = apply_edit(
+        SOURCE,
+        (region["startLine"], region["startColumn"]),
+        (region["endLine"], region["endColumn"]),
+        replacement["insertedContent"]["text"],
+    )
+    assert fixed.splitlines()[2] == "a = w.detach().cpu().numpy()"
+
+
+def test_sarif_omits_fixes_for_diagnostics_without_one() -> None:
+    report = make_report()
+    diagnostics = report.files[0].diagnostics
+    report.files[0].diagnostics = [d.__class__(d.code, d.line, d.column, d.message, None) for d in diagnostics]
+    assert all("fixes" not in result for result in json.loads(render("sarif", report))["runs"][0]["results"])
+
+
+def test_sarif_validates_against_the_official_schema() -> None:
+    if not SARIF_SCHEMA.is_file():
+        pytest.skip(f"SARIF 2.1.0 schema not found at {SARIF_SCHEMA} (it sits beside the checkout in shared/schemas)")
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator = validator_class(schema)
+    errors = sorted(validator.iter_errors(sarif()), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+    # A broken log must fail, or the validation above proves nothing.
+    broken = sarif()
+    broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0
+    assert list(validator.iter_errors(broken))
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown format"):
+        render("xml", Report())
