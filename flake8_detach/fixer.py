@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import stat
 import tempfile
 import tokenize
@@ -25,10 +24,9 @@ import libcst as cst
 
 from .diagnostics import Diagnostic
 from .engine import DEFAULT_SETTINGS, AnalysisError, Settings, analyze_module, has_candidates, parse
-from .noqa import is_suppressed
+from .suppression import unsuppressed
 
 MAX_PASSES = 10
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 Replacements = Mapping[cst.CSTNode, cst.CSTNode]
 # Applies one pass of replacements to a module; the codemods pass their own visitor.
@@ -78,40 +76,6 @@ def replace_nodes(module: cst.Module, replacements: Replacements) -> cst.Module:
     return module.visit(_ReplaceNodes(replacements))
 
 
-def physical_lines(source: str) -> list[str]:
-    """Lines as the engine numbers them (`\\r\\n`, `\\r`, `\\n` end a line), endings kept."""
-    return _PHYSICAL_LINE.findall(source)
-
-
-def noqa_lines(source: str) -> dict[int, str]:
-    """Line number -> the text flake8 searches for `# noqa` when reporting on that line.
-
-    flake8 joins the lines a token spans (a multi-line string) so that a `# noqa` after it
-    covers all of them; we follow the same rule so that both fronts skip the same diagnostics.
-    """
-    lines = physical_lines(source)
-    mapping = {number: line for number, line in enumerate(lines, start=1)}
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO("".join(lines)).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return mapping
-    first, last = len(lines) + 2, -1
-    for token in tokens:
-        if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
-            continue
-        first, last = min(first, token.start[0]), max(last, token.end[0])
-        if token.type in (tokenize.NL, tokenize.NEWLINE):
-            if last > first:
-                joined = "".join(lines[first - 1 : last])
-                mapping.update(dict.fromkeys(range(first, last + 1), joined))
-            first, last = len(lines) + 2, -1
-    return mapping
-
-
-def _suppressed(diagnostic: Diagnostic, noqa: dict[int, str]) -> bool:
-    return is_suppressed(noqa.get(diagnostic.line, ""), diagnostic.code)
-
-
 def _subtree(node: cst.CSTNode) -> set[int]:
     seen: set[int] = set()
     stack = [node]
@@ -155,8 +119,8 @@ def fix_module(
     applied: list[Diagnostic] = []
     for pass_number in range(MAX_PASSES + 1):
         source = module.code
-        noqa = noqa_lines(source)
-        diagnostics = [d for d in analyze_module(module, settings).diagnostics if not _suppressed(d, noqa)]
+        # What flake8 would not report (a noqa comment silences it) is not fixed either.
+        diagnostics = unsuppressed(source, analyze_module(module, settings).diagnostics)
         chosen = choose_fixes(diagnostics, unsafe) if pass_number < MAX_PASSES else []
         if not chosen:
             break

@@ -1,0 +1,131 @@
+"""`flake8-detach fix PATH...`: apply the rules' fixes to files, as `ruff check --fix` does.
+
+Exit 0 when nothing is left to fix; 1 when files were (or, with --diff/--check, would be)
+changed or diagnostics remain that need a hand (or --unsafe-fixes); 2 when the configuration,
+a path, or a file could not be read, decoded, parsed or written: an incomplete run never looks
+clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..config import ConfigError, discover_config, split_comma_list
+from ..files import discover
+from ..fixer import FixFileError, FixResult, fix_file
+from ..fixes import FIX_STYLES
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "fix",
+        help="fix tensor-to-NumPy hazards in place (like ruff check --fix)",
+        description="Apply the safe fixes (and with --unsafe-fixes the unsafe ones) of DET101-DET104 "
+        "to Python files and folders.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursing into .py files)")
+    parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; change nothing")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes)")
+    parser.add_argument("--select", help="comma-separated codes or prefixes to fix (replaces the config's)")
+    parser.add_argument("--ignore", help="comma-separated codes or prefixes not to fix (replaces the config's)")
+    parser.add_argument(
+        "--style",
+        choices=FIX_STYLES,
+        help="chain: .detach().cpu().numpy() (default); force: .numpy(force=True), torch >= 1.13",
+    )
+    parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip")
+    parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from")
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class _Tally:
+    fixes: int = 0
+    files: int = 0
+    remaining: int = 0
+    unsafe_available: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = discover_config(Path.cwd(), args.config).overridden(
+            select=split_comma_list(args.select) if args.select is not None else None,
+            ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
+            extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
+            fix_style=args.style,
+        )
+    except ConfigError as error:
+        print(f"flake8-detach: error: {error}", file=sys.stderr)
+        return 2
+    settings = config.settings()
+    dry_run = args.diff or args.check
+    # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
+    messages: TextIO = sys.stderr if args.diff else sys.stdout
+    tally = _Tally()
+    for raw in args.paths:
+        if not Path(raw).exists():
+            tally.errors.append(f"{raw}: error: no such file or directory")
+            continue
+        for path in discover([raw], config.extend_exclude, config.root):
+            try:
+                result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
+            except FixFileError as error:
+                tally.errors.append(f"{path}: error: {error}")
+                continue
+            if result.error is not None:
+                tally.errors.append(f"{path}: error: {result.error}; left unchanged")
+                continue
+            _report_file(path, result, args, messages, tally)
+    for problem in tally.errors:
+        print(problem, file=sys.stderr)
+    print(_summary(tally, dry_run, args.unsafe_fixes), file=messages)
+    if tally.errors:
+        return 2
+    return 1 if tally.files or tally.remaining else 0
+
+
+def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
+    if result.changed:
+        tally.files += 1
+        tally.fixes += len(result.applied)
+        if args.diff:
+            name = path.as_posix()
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    result.original.splitlines(keepends=True),
+                    result.source.splitlines(keepends=True),
+                    fromfile=f"a/{name}",
+                    tofile=f"b/{name}",
+                )
+            )
+    for diagnostic in result.remaining:
+        tally.remaining += 1
+        hint = ""
+        if diagnostic.fix is not None and not diagnostic.fix.safe and not args.unsafe_fixes:
+            tally.unsafe_available += 1
+            hint = " [unsafe fix available]"
+        print(f"{path}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+def _summary(tally: _Tally, dry_run: bool, unsafe: bool) -> str:
+    verb = "would be applied" if dry_run else "applied"
+    fixes = _plural(tally.fixes, "fix", "fixes")
+    text = f"{fixes} {verb} in {_plural(tally.files, 'file')}"
+    if tally.remaining:
+        text += f"; {_plural(tally.remaining, 'diagnostic')} left"
+        if tally.unsafe_available and not unsafe:
+            text += f" ({tally.unsafe_available} fixable with --unsafe-fixes)"
+    if tally.errors:
+        text += f"; {_plural(len(tally.errors), 'error')}"
+    return text
