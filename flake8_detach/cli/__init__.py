@@ -13,7 +13,7 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("check", "fix")
 
 
 def build_parser() -> argparse.ArgumentParser:
