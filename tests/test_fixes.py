@@ -216,6 +216,12 @@ def test_noqa_lines_are_left_alone(comment):
     assert result.remaining == []  # a silenced diagnostic is not "left to fix"
 
 
+def test_a_file_wide_flake8_noqa_leaves_the_file_alone():
+    source = "# flake8: noqa\n" + GRAD + "w.numpy()\n"
+    result = fix_source(source)
+    assert not result.changed and result.remaining == []
+
+
 def test_noqa_naming_another_code_does_not_protect_the_line():
     source = GRAD_ON_DEVICE + "w.numpy()  # noqa: DET104\n"
     result = fix_source(source)
