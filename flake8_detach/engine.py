@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
+import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -82,7 +84,41 @@ def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = 
     return any(isinstance(node, ast.Attribute) and node.attr in names for node in ast.walk(tree))
 
 
-def parse(source: str) -> cst.Module:
+def nesting_depth(tree: ast.AST) -> int:
+    """How many nodes deep the tree goes, counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _refuse_deep_nesting(source: str, tree: ast.AST | None) -> None:
+    """Refuse, before libcst sees it, a file nested deeper than libcst's recursive visitors go.
+
+    libcst parses a chain of thousands of calls in minutes (the time grows faster than the
+    length) and then overflows the stack in its visitors; `ast` (flake8's free tree, or a fast
+    parse here) measures the depth in milliseconds. Roughly 2.5 frames per level.
+    """
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes are not ours to report
+                tree = ast.parse(source)
+        except RecursionError as error:
+            raise AnalysisError("the file is nested too deeply for Python to compile") from error
+        except (SyntaxError, ValueError, MemoryError):
+            return  # newer syntax than this Python's, or broken: libcst decides
+    limit = sys.getrecursionlimit() * 2 // 5
+    depth = nesting_depth(tree)
+    if depth > limit:
+        raise AnalysisError(f"the file is nested {depth} levels deep; flake8-detach analyses up to {limit}")
+
+
+def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
+    """libcst's tree of ``source``; :class:`AnalysisError` (one line) when there is none."""
+    _refuse_deep_nesting(source, tree)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -96,7 +132,10 @@ def parse(source: str) -> cst.Module:
 def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) -> Analysis:
     """Run the selected rules over an already parsed module."""
     rules = settings.rules()
-    imports = ImportTable.from_module(module)
+    try:
+        imports = ImportTable.from_module(module)
+    except RecursionError as error:
+        raise AnalysisError("the file is nested too deeply to analyse") from error
     if not imports.imports_torch or not rules:
         return Analysis(module)
     try:
@@ -124,7 +163,7 @@ def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | 
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
     if not has_candidates(source, settings.rules(), tree):
         return Analysis(None)
-    return analyze_module(parse(source), settings)
+    return analyze_module(parse(source, tree), settings)
 
 
 def check_source(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> list[Diagnostic]:
