@@ -135,3 +135,23 @@ def read_source(path: Path) -> str:
 def _first_line(error: BaseException) -> str:
     text = str(error)
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def is_path_excluded(path: Path, extend_exclude: Sequence[str] = (), root: Path | None = None) -> bool:
+    """Whether ``discover`` would skip ``path`` when walking from ``root``.
+
+    True when the file, or a folder between it and ``root``, matches an exclude. Editors open
+    single files, so they need this answer without a walk.
+    """
+    if is_excluded(path, extend_exclude, root):
+        return True
+    if root is None:
+        return False  # without a project root, folders above the file are none of our business
+    patterns = (*DEFAULT_EXCLUDES, *extend_exclude)
+    stop = root.absolute()
+    for folder in path.absolute().parents:
+        if folder == stop or stop not in folder.parents:
+            break
+        if is_excluded(folder, patterns, root):
+            return True
+    return False

@@ -1,0 +1,45 @@
+"""`flake8-detach lsp`: start the language server on stdin/stdout (for editors' LSP clients)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "lsp",
+        help="start the language server over stdio (needs the lsp extra)",
+        description="Start the flake8-detach language server on stdin/stdout. "
+        "Install it with: pip install 'flake8-detach[lsp]'.",
+    )
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
+    parser.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=300,
+        help="wait this long after the last change before linting a buffer (default: 300)",
+    )
+    parser.add_argument("--log-file", help="write the server's log to this file")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from ..lsp.server import create_server
+    except ImportError as error:
+        print(
+            f"flake8-detach: error: the language server needs pygls ({error.name or error}); "
+            "install it with: pip install 'flake8-detach[lsp]'",
+            file=sys.stderr,
+        )
+        return 2
+    if args.debounce_ms < 0:
+        print("flake8-detach: error: --debounce-ms must be 0 or more", file=sys.stderr)
+        return 2
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=logging.INFO)
+    create_server(debounce_seconds=args.debounce_ms / 1000).start_io()
+    return 0

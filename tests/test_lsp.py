@@ -1,0 +1,220 @@
+"""The language server end to end: a real client (pytest-lsp) drives `flake8-detach lsp` over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pygls", reason="the language server needs the lsp extra (pygls)")
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is in the test extra")
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from flake8_detach.reporting import rule_url
+
+DEBOUNCE_MS = 200
+PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+HAZARD = "import torch\nw = torch.ones(3, requires_grad=True)\nw.cpu().numpy()\n"
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "flake8_detach", "lsp", "--debounce-ms", str(DEBOUNCE_MS)]
+    )
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def next_publish(client: LanguageClient, action: Any = None, timeout: float = 15) -> types.PublishDiagnosticsParams:
+    """Arm the wait before acting, so a fast reply cannot be missed."""
+    future = client.protocol.wait_for_notification_async(PUBLISH)
+    if action is not None:
+        action()
+    return await asyncio.wait_for(future, timeout)
+
+
+def open_document(client: LanguageClient, uri: str, text: str) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+
+
+def replace_text(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP edits (UTF-16 positions) to ``text``, last first, as an editor does."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: types.Position) -> int:
+        before = sum(len(line) for line in lines[: position.line])
+        line = lines[position.line] if position.line < len(lines) else ""
+        units = 0
+        for index, char in enumerate(line):
+            if units >= position.character:
+                return before + index
+            units += 2 if ord(char) > 0xFFFF else 1
+        return before + len(line)
+
+    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
+    for edit in ordered:
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
+def whole_range(text: str) -> types.Range:
+    return types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(text.splitlines()), character=0))
+
+
+async def code_actions(
+    client: LanguageClient, uri: str, text: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+) -> list[types.CodeAction]:
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=whole_range(text),
+            context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+        )
+    )
+    return [action for action in result or [] if isinstance(action, types.CodeAction)]
+
+
+@pytest.mark.asyncio
+async def test_open_publishes_det101_with_code_link_and_range(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert published.uri == uri
+    (diagnostic,) = published.diagnostics
+    assert diagnostic.code == "DET101"
+    assert diagnostic.source == "flake8-detach"
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.code_description is not None
+    assert diagnostic.code_description.href == rule_url("DET101")
+    assert diagnostic.message.startswith(".numpy() on a tensor that may require grad")
+    # `numpy` in `w.cpu().numpy()`: line 3, columns 8 to 13 (0-based, end exclusive).
+    assert diagnostic.range == types.Range(
+        start=types.Position(line=2, character=8), end=types.Position(line=2, character=13)
+    )
+
+
+@pytest.mark.asyncio
+async def test_columns_are_utf16_code_units(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "emoji.py").as_uri()
+    text = HAZARD.replace("w.cpu().numpy()", 's = "\U0001f600"; w.numpy()')
+    published = await next_publish(client, lambda: open_document(client, uri, text))
+    (diagnostic,) = published.diagnostics
+    # `numpy` starts at code point 11; the emoji before it counts as two UTF-16 units.
+    assert (diagnostic.range.start.character, diagnostic.range.end.character) == (12, 17)
+
+
+@pytest.mark.asyncio
+async def test_quick_fix_then_no_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    actions = await code_actions(client, uri, HAZARD, list(published.diagnostics), only=[types.CodeActionKind.QuickFix])
+    (action,) = actions
+    assert action.kind == types.CodeActionKind.QuickFix
+    assert action.title.startswith("DET101: ")
+    assert action.is_preferred is True
+    assert action.diagnostics and action.diagnostics[0].code == "DET101"
+    assert action.edit is not None and action.edit.changes is not None
+    fixed = apply_edits(HAZARD, list(action.edit.changes[uri]))
+    assert fixed == HAZARD.replace("w.cpu().numpy()", "w.detach().cpu().numpy()")
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, fixed))
+    assert after.version == 2
+    assert list(after.diagnostics) == []
+
+
+@pytest.mark.asyncio
+async def test_fix_all_source_action(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    text = HAZARD + "w.numpy()\nw.data.numpy()  # noqa: DET103\n"
+    published = await next_publish(client, lambda: open_document(client, uri, text))
+    assert [d.code for d in published.diagnostics] == ["DET101", "DET101"]
+    actions = await code_actions(client, uri, text, [], only=[types.CodeActionKind.SourceFixAll])
+    (action,) = actions
+    assert action.kind == "source.fixAll.flake8-detach"
+    assert action.edit is not None and action.edit.changes is not None
+    fixed = apply_edits(text, list(action.edit.changes[uri]))
+    assert fixed.count(".detach()") == 2
+    assert fixed.endswith("w.data.numpy()  # noqa: DET103\n")  # left alone: flake8 reports nothing there
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, fixed))
+    assert list(after.diagnostics) == []
+    # Nothing left to fix: no fix-all offered.
+    assert await code_actions(client, uri, fixed, [], only=[types.CodeActionKind.SourceFixAll]) == []
+
+
+@pytest.mark.asyncio
+async def test_changes_are_debounced(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    await next_publish(client, lambda: open_document(client, uri, "import torch\n"))
+
+    def burst() -> None:
+        for version in range(2, 7):  # five edits typed faster than the debounce delay
+            replace_text(client, uri, version, HAZARD[: 20 * version] if version < 6 else HAZARD)
+
+    published = await next_publish(client, burst)
+    assert published.version == 6
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+    with pytest.raises(asyncio.TimeoutError):  # the earlier versions were never linted
+        await next_publish(client, timeout=3 * DEBOUNCE_MS / 1000)
+
+
+@pytest.mark.asyncio
+async def test_pyproject_settings_and_noqa_apply(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-detach]\nignore = ["DET104"]\nno-grad-contexts = ["lib.evaluating"]\n')
+    uri = (tmp_path / "pkg" / "train.py").as_uri()
+    text = (
+        "import torch\nfrom lib import evaluating\n"
+        "w = torch.ones(3, requires_grad=True, device='cuda')\n"
+        "with evaluating():\n    w.numpy()\n"  # DET101 off (config), DET104 ignored (config)
+        "w.detach().numpy()\n"  # DET104 ignored (config)
+        "w.numpy()  # noqa: DET101\n"
+    )
+    published = await next_publish(client, lambda: open_document(client, uri, text))
+    assert list(published.diagnostics) == []
+    closed = await next_publish(
+        client, lambda: client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    )
+    assert list(closed.diagnostics) == []
+
+
+@pytest.mark.asyncio
+async def test_broken_config_is_reported_and_defaults_are_used(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-detach]\nfix-style = "forced"\n')
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+    assert any("fix-style" in message.message and "'forced'" in message.message for message in client.messages)
+
+
+@pytest.mark.asyncio
+async def test_syntax_error_clears_instead_of_crashing(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert published.diagnostics
+    broken = HAZARD + "x = (\n"
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, broken))
+    assert list(after.diagnostics) == []
+    again = await next_publish(client, lambda: replace_text(client, uri, 3, HAZARD))
+    assert [d.code for d in again.diagnostics] == ["DET101"]
