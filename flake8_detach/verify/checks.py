@@ -1,0 +1,397 @@
+"""The per-rule verdicts: does what a fixture claims hold when it runs on a device?
+
+A claim is a `# expect:` annotation; what it means at run time is the rule's runtime truth:
+
+- DET101: the flagged line raises RuntimeError (requires grad); the fixed version runs and its
+  `.numpy()` calls return what the reference run returns (the original with every `.numpy()`
+  converting as `.numpy(force=True)` does: detached and copied by torch itself).
+- DET104: the flagged line raises TypeError (device type) off the CPU, and runs on the CPU (where
+  a line also claims DET101, the RuntimeError is what the CPU raises: torch checks the device
+  first); the fixed version runs.
+- DET102: the device move at the flagged line returns a tensor with a ``grad_fn`` (the copy was
+  recorded) on a GPU, and the fixed order records none; on the CPU the move returns the tensor
+  itself, reported as "no effect on cpu".
+- DET103: the `.data` version runs silently; its fixed version either keeps every value or, where
+  the write through `.data` hid an in-place change to a tensor autograd saved, raises autograd's
+  in-place modification error: then the `.data` run's gradient must differ from the gradient of
+  the graph autograd recorded (the run with the write skipped).
+- No claim: the fixture runs cleanly.
+Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
+that reason, never passed; only the device-type TypeError is claimed there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..engine import AnalysisError, Settings, analyze
+from ..fixer import fix_source
+from ..suppression import unsuppressed
+from .devices import DeviceLeg
+from .execution import RunResult
+from .fixtures import Fixture
+from .values import conversion_differences, differences, gradients, mapping_differences, preview
+
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+CHECKED_CODES = frozenset({"DET101", "DET102", "DET103", "DET104"})
+LINT = "lint"
+
+# What torch says, matched loosely so that a rewording within a sentence still matches.
+REQUIRES_GRAD = re.compile(r"requires grad")
+DEVICE_TYPE = re.compile(r"can't convert \S+ device type tensor to numpy")
+INPLACE_MODIFIED = re.compile(r"modified by an inplace operation")
+META_NO_DATA = re.compile(r"meta tensor|on meta tensors|device='meta'|no data!")
+
+META_CANNOT_SHOW = {
+    "DET101": "meta cannot show DET101: .numpy() checks the device (TypeError) before grad, and .cpu() cannot copy a meta tensor",
+    "DET102": "meta cannot show DET102: .cpu() cannot copy a meta tensor (no data), so no copy is ever recorded",
+    "DET103": "DET103 does not depend on the device: its values need real data",
+}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    exception: str
+    pattern: re.Pattern[str]
+    text: str
+
+    def matches(self, result: RunResult) -> bool:
+        raised = result.exception
+        return (
+            result.outcome == "raised"
+            and raised is not None
+            and raised.type == self.exception
+            and bool(self.pattern.search(raised.message))
+        )
+
+
+RAISES_REQUIRES_GRAD = Expectation("RuntimeError", REQUIRES_GRAD, "RuntimeError (requires grad)")
+RAISES_DEVICE_TYPE = Expectation("TypeError", DEVICE_TYPE, "TypeError (device type)")
+
+
+@dataclass
+class Row:
+    """One line of the report: a fixture on a device (or its lint check)."""
+
+    fixture: str
+    path: str
+    device: str
+    status: str
+    claimed: str
+    observed: str
+    fixed: str = ""
+    line: int | None = None
+
+    @property
+    def message(self) -> str | None:
+        """For a failure: fixture, line, device, claimed and observed, in one line."""
+        if self.status != FAILED:
+            return None
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        fixed = f"; fixed version: {self.fixed}" if self.fixed and self.fixed.startswith("FAILED") else ""
+        return f"{where} [{self.device}] claimed {self.claimed}; observed {self.observed}{fixed}"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["message"] = self.message
+        return data
+
+
+@dataclass
+class FixOutcome:
+    source: str
+    changed: bool
+    remaining: list[Diagnostic]
+    error: str | None
+
+    def problem(self) -> str | None:
+        if self.error:
+            return f"the fixer could not run: {self.error}"
+        if self.remaining:
+            left = ", ".join(f"{d.code} at line {d.line}" for d in self.remaining)
+            return f"the fixer left {left}"
+        if not self.changed:
+            return "the fixer changed nothing"
+        return None
+
+
+@dataclass
+class Runs:
+    """The executions judged for one fixture on one device."""
+
+    original: RunResult
+    fixed: RunResult | None = None
+    reference: RunResult | None = None
+    write_skipped: RunResult | None = None
+
+
+def lint(fixture: Fixture, settings: Settings) -> tuple[set[tuple[int, str]] | None, str | None]:
+    """The (line, code) pairs the linter reports, as flake8 would (after `# noqa`); or an error."""
+    try:
+        diagnostics = unsuppressed(fixture.source, analyze(fixture.source, settings).diagnostics)
+    except AnalysisError as error:
+        return None, str(error)
+    return {(d.line, d.code) for d in diagnostics}, None
+
+
+def lint_row(fixture: Fixture, settings: Settings) -> Row:
+    claimed = {(line, code) for line, codes in fixture.claims.items() for code in codes}
+    found, error = lint(fixture, settings)
+    row = Row(fixture.name, str(fixture.path), LINT, PASSED, _pairs(claimed), "")
+    if error is not None or found is None:
+        row.status, row.observed = FAILED, f"the linter could not analyse it: {error}"
+        return row
+    row.observed = _pairs(found)
+    if found != claimed:
+        row.status = FAILED
+        missing, extra = sorted(claimed - found), sorted(found - claimed)
+        row.line = (missing or extra)[0][0]
+        parts = [f"not reported: {_pairs(set(missing))}"] if missing else []
+        parts += [f"reported without annotation: {_pairs(set(extra))}"] if extra else []
+        row.observed += " (" + "; ".join(parts) + ")"
+    return row
+
+
+def fix_fixture(fixture: Fixture, settings: Settings) -> FixOutcome:
+    result = fix_source(fixture.source, settings, unsafe=True)
+    return FixOutcome(result.source, result.changed, list(result.remaining), result.error)
+
+
+def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
+    """Why this fixture does not run on this device at all, or None."""
+    missing = fixture.missing_requirement()
+    if missing:
+        return missing
+    if leg.skip_reason:
+        return leg.skip_reason
+    if leg.name != "cpu" and not fixture.reads_device:
+        return "does not read DEVICE: the run would repeat the cpu run"
+    unknown = sorted(fixture.codes - CHECKED_CODES)
+    if unknown:
+        return f"no runtime check for {', '.join(unknown)} yet"
+    if leg.is_stand_in:
+        for codes in fixture.claims.values():
+            if "DET104" not in codes:
+                return META_CANNOT_SHOW[min(codes)]
+    return None
+
+
+def expected_raise(codes: tuple[str, ...], leg: DeviceLeg) -> Expectation | None:
+    if leg.name != "cpu" and "DET104" in codes:
+        return RAISES_DEVICE_TYPE  # torch checks the device before grad
+    if "DET101" in codes:
+        return RAISES_REQUIRES_GRAD
+    return None
+
+
+def raising_claims(fixture: Fixture, leg: DeviceLeg) -> dict[int, Expectation]:
+    return {line: expected for line, codes in fixture.claims.items() if (expected := expected_raise(codes, leg))}
+
+
+def variants_needed(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None) -> set[str]:
+    """Which executions :func:`judge` will need besides the original."""
+    needed = set()
+    if fixture.claims and fix is not None and fix.changed:
+        needed.add("fixed")
+    if leg.has_data and raising_claims(fixture, leg):
+        needed.add("reference")
+    if leg.has_data and "DET103" in fixture.codes:
+        needed.add("write_skipped")
+    return needed
+
+
+def skip_statements(source: str, lines: list[int]) -> str | None:
+    """The source with the one-line statements on ``lines`` replaced by `pass` (None if impossible)."""
+    physical = source.splitlines(keepends=True)
+    for line in lines:
+        text = physical[line - 1]
+        body = text.lstrip(" \t")
+        indent = text[: len(text) - len(body)]
+        physical[line - 1] = f"{indent}pass\n"
+    candidate = "".join(physical)
+    try:
+        compile(candidate, "<skipped>", "exec")
+    except SyntaxError:
+        return None
+    return candidate
+
+
+def judge(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None, runs: Runs) -> Row:
+    """The verdict for one fixture on one device, from its runs."""
+    raising = raising_claims(fixture, leg)
+    row = Row(fixture.name, str(fixture.path), leg.label, PASSED, _claimed_text(fixture, leg, raising), "")
+    original = runs.original
+    if not _judge_original(row, fixture, leg, raising, original):
+        return row
+    if fixture.claims:
+        _judge_fixed(row, fixture, leg, fix, runs, bool(raising))
+    return row
+
+
+def _judge_original(row: Row, fixture: Fixture, leg: DeviceLeg, raising: dict[int, Expectation], run: RunResult) -> bool:
+    """Fill in the original run's verdict; False when the row is settled (failed or skipped)."""
+    if leg.is_stand_in and _stopped_for_lack_of_data(run) and not any(e.matches(run) for e in raising.values()):
+        row.status, row.observed = SKIPPED, f"meta holds no data: {run.describe()}"
+        row.line = run.exception.line if run.exception else None
+        return False
+    if raising:
+        line = run.exception.line if run.exception else None
+        expected = raising.get(line) if line is not None else None
+        if expected is None or not expected.matches(run):
+            row.status, row.observed = FAILED, run.describe()
+            row.line = line if line in raising else min(raising)
+            return False
+        row.observed = run.describe()
+        row.line = line
+        unreached = sorted(set(raising) - {line})
+        if unreached:
+            row.observed += f" (lines {', '.join(map(str, unreached))} not reached)"
+    elif not run.ran_cleanly:
+        row.status, row.observed = FAILED, run.describe()
+        row.line = run.exception.line if run.exception else None
+        return False
+    else:
+        row.observed = "ran cleanly"
+    notes = []
+    for line in fixture.lines_claiming("DET102"):
+        verdict, note = _device_move_verdict(run, line, leg)
+        notes.append(note)
+        if not verdict:
+            row.status, row.line = FAILED, line
+    if "DET103" in fixture.codes:
+        notes.append(".data ran silently")
+    if "DET104" in fixture.codes and leg.name == "cpu" and not any("DET101" in c for c in fixture.claims.values()):
+        notes.append("the flagged .numpy() ran on cpu")
+    note = "; ".join(n for n in notes if n)
+    if note:
+        row.observed = note if row.observed == "ran cleanly" else f"{row.observed}; {note}"
+    return row.status == PASSED
+
+
+def _device_move_verdict(run: RunResult, line: int, leg: DeviceLeg) -> tuple[bool, str]:
+    """DET102 at ``line``: was the copy recorded (GPU), or was the move a no-op (CPU)?"""
+    moves = [move for move in run.moves if move["line"] == line]
+    if not moves:
+        return False, f"no .cpu()/.to() call seen at line {line}"
+    copies = [move for move in moves if not move["same"]]
+    recorded = [move for move in copies if move["grad_fn"]]
+    if leg.name == "cpu":
+        if not copies:
+            return True, f"no effect on cpu: .{moves[0]['method']}() returned the tensor itself"
+        if recorded:
+            return True, f"copy recorded even on cpu ({recorded[0]['grad_fn']})"
+        return True, "copied on cpu, nothing recorded"
+    if recorded:
+        move = recorded[0]
+        return True, f".{move['method']}() copy from {move['input_device']} recorded ({move['grad_fn']})"
+    if not copies:
+        return False, f".{moves[0]['method']}() at line {line} returned the tensor itself (it was already on {moves[0]['device']})"
+    return False, f".{copies[0]['method']}() at line {line} copied, but recorded no grad_fn"
+
+
+def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None, runs: Runs, original_raised: bool) -> None:
+    problem = fix.problem() if fix is not None else "no fix computed"
+    if problem:
+        row.status, row.fixed = FAILED, f"FAILED: {problem}"
+        return
+    fixed = runs.fixed
+    if fixed is None:
+        row.status, row.fixed = FAILED, "FAILED: the fixed version was not run"
+        return
+    if leg.is_stand_in and _stopped_for_lack_of_data(fixed):
+        row.fixed = f"not run through on meta ({_no_data_note(fixed)})"
+        return
+    if not fixed.ran_cleanly:
+        if "DET103" in fixture.codes and fixed.exception and INPLACE_MODIFIED.search(fixed.exception.message):
+            _judge_hidden_write(row, fixture, runs)
+            return
+        row.status, row.fixed = FAILED, f"FAILED: {fixed.describe()}"
+        return
+    notes = ["runs"]
+    if leg.has_data:
+        if original_raised:
+            reference = runs.reference
+            if reference is None or not reference.ran_cleanly:
+                row.status = FAILED
+                row.fixed = f"FAILED: the reference run (.numpy(force=True)) {reference.describe() if reference else 'was not run'}"
+                return
+            found = conversion_differences(reference.conversions, fixed.conversions)
+            found += mapping_differences(reference.values, fixed.values)
+            baseline = "the reference (.numpy(force=True))"
+        else:
+            found = conversion_differences(runs.original.conversions, fixed.conversions)
+            found += mapping_differences(runs.original.values, fixed.values)
+            baseline = "the original"
+        if found:
+            row.status, row.fixed = FAILED, f"FAILED: values differ from {baseline}: {'; '.join(found[:3])}"
+            return
+        notes.append(f"same values as {baseline}")
+    if "DET102" in fixture.codes and leg.has_data:
+        still = [move for move in fixed.moves if not move["same"] and move["grad_fn"]]
+        if still:
+            row.status, row.fixed = FAILED, f"FAILED: a copy is still recorded at line {still[0]['line']} ({still[0]['grad_fn']})"
+            return
+        if leg.name != "cpu":
+            notes.append("no copy recorded")
+    row.fixed = ", ".join(notes)
+
+
+def _judge_hidden_write(row: Row, fixture: Fixture, runs: Runs) -> None:
+    """DET103's classic case: the fix raises where `.data` ran; the `.data` gradient must be wrong."""
+    assert runs.fixed is not None and runs.fixed.exception is not None
+    raised = f"raises autograd's in-place error at line {runs.fixed.exception.line}"
+    skipped = runs.write_skipped
+    if skipped is None or not skipped.ran_cleanly:
+        why = skipped.describe() if skipped is not None else "could not be built"
+        row.status, row.fixed = FAILED, f"FAILED: {raised}, but the run with the write skipped {why}"
+        return
+    data_grads, true_grads = gradients(runs.original.values), gradients(skipped.values)
+    differing = [name for name in sorted(true_grads) if differences(true_grads[name], data_grads.get(name), name)]
+    if not differing:
+        row.status = FAILED
+        row.fixed = f"FAILED: {raised}, yet the .data run's gradients equal those of the recorded graph"
+        return
+    name = differing[0]
+    row.observed += (
+        f"; {name} = {_data_preview(data_grads.get(name))}, but the graph autograd recorded gives {_data_preview(true_grads[name])}"
+    )
+    row.fixed = raised + " (the hidden write is now caught)"
+
+
+def _stopped_for_lack_of_data(run: RunResult) -> bool:
+    return run.outcome == "raised" and run.exception is not None and bool(META_NO_DATA.search(run.exception.message)) and not DEVICE_TYPE.search(run.exception.message)
+
+
+def _no_data_note(run: RunResult) -> str:
+    assert run.exception is not None
+    return f"{run.exception.type} at line {run.exception.line}: meta tensors hold no data"
+
+
+def _data_preview(picture: Any) -> str:
+    if not isinstance(picture, dict) or picture.get("data") is None:
+        return "?"
+    return preview(picture["data"])
+
+
+def _claimed_text(fixture: Fixture, leg: DeviceLeg, raising: dict[int, Expectation]) -> str:
+    if not fixture.claims:
+        return "runs cleanly"
+    parts = []
+    for line, codes in sorted(fixture.claims.items()):
+        expected = raising.get(line)
+        if expected is not None:
+            parts.append(f"{expected.text} at line {line}")
+        if "DET102" in codes:
+            parts.append(f"line {line}: no effect on cpu" if leg.name == "cpu" else f"line {line}: the copy is recorded (grad_fn)")
+        if "DET103" in codes:
+            parts.append(f"line {line}: .data runs silently")
+        if "DET104" in codes and leg.name == "cpu" and "DET101" not in codes:
+            parts.append(f"line {line} runs on cpu")
+    return "; ".join(parts)
+
+
+def _pairs(pairs: set[tuple[int, str]]) -> str:
+    return ", ".join(f"{code} at line {line}" for line, code in sorted(pairs)) or "no diagnostics"

@@ -1,0 +1,140 @@
+"""Drive the runner subprocess: send it the jobs, read back what each run did.
+
+One runner process serves every job of a verify run (it imports torch once and forks a child per
+job, see :mod:`.runner`), so the cost of importing torch is paid once, not once per run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class RunnerError(Exception):
+    """The runner subprocess itself failed (not a fixture): the verify run cannot conclude."""
+
+
+@dataclass(frozen=True)
+class Job:
+    filename: str  # the fixture's path: compiled under it, so traceback lines are the fixture's
+    source: str
+    device: str
+    force_numpy: bool = False  # the reference run: every .numpy() converts as force=True does
+    timeout: float = 60.0
+
+
+@dataclass
+class Raised:
+    type: str
+    message: str
+    line: int | None
+    traceback: str = ""
+
+    def describe(self) -> str:
+        where = f" at line {self.line}" if self.line is not None else ""
+        return f"{self.type}: {_first_sentence(self.message)}{where}"
+
+
+@dataclass
+class RunResult:
+    """What one execution did: how it ended, what it converted and moved, the module's values."""
+
+    outcome: str  # ok, raised, timeout, crashed
+    exception: Raised | None = None
+    conversions: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ran_cleanly(self) -> bool:
+        return self.outcome == "ok"
+
+    def describe(self) -> str:
+        if self.outcome == "ok":
+            return "ran to the end without an error"
+        if self.outcome == "timeout":
+            return f"timed out after {self.seconds:.0f} s"
+        if self.exception is not None:
+            prefix = "crashed: " if self.outcome == "crashed" else ""
+            return prefix + self.exception.describe()
+        return self.outcome
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        exception = data.get("exception")
+        return cls(
+            outcome=data.get("outcome", "crashed"),
+            exception=Raised(
+                exception.get("type", "?"), exception.get("message", ""), exception.get("line"), exception.get("traceback", "")
+            )
+            if exception
+            else None,
+            conversions=data.get("conversions", []),
+            moves=data.get("moves", []),
+            values=data.get("values", {}),
+            output=data.get("output", ""),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
+
+def run_jobs(jobs: list[Job], workers: int = 2) -> list[RunResult]:
+    """Execute ``jobs`` in one runner subprocess; results in the same order."""
+    if not jobs:
+        return []
+    request = {
+        "workers": workers,
+        "jobs": [
+            {"filename": job.filename, "source": job.source, "device": job.device, "force_numpy": job.force_numpy, "timeout": job.timeout}
+            for job in jobs
+        ],
+    }
+    # Generous overall limit: every job's own timeout is enforced inside the runner.
+    overall = 120 + sum(job.timeout for job in jobs) / max(1, workers)
+    handle, results_path = tempfile.mkstemp(prefix="flake8-detach-verify-", suffix=".json")
+    os.close(handle)
+    try:
+        try:
+            completed = subprocess.run(
+                [sys.executable, "-m", "flake8_detach.verify.runner", results_path],
+                input=json.dumps(request),
+                capture_output=True,
+                text=True,
+                timeout=overall,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise RunnerError(f"the runner did not finish within {overall:.0f} s") from error
+        if completed.returncode != 0:
+            tail = (completed.stderr or completed.stdout).strip()[-2000:]
+            raise RunnerError(f"the runner exited with status {completed.returncode}: {tail}")
+        try:
+            with open(results_path, encoding="utf-8") as stream:
+                raw = json.load(stream)
+        except (OSError, ValueError) as error:
+            raise RunnerError(f"the runner wrote no readable results: {error}") from error
+    finally:
+        try:
+            os.unlink(results_path)
+        except OSError:
+            pass
+    if len(raw) != len(jobs):
+        raise RunnerError(f"the runner returned {len(raw)} results for {len(jobs)} jobs")
+    return [RunResult.from_json(item) for item in raw]
+
+
+def _first_sentence(text: str) -> str:
+    """torch's messages add advice after the first sentence; the report keeps the fact."""
+    head = text.split(". ")[0].rstrip(".")
+    return _shorten(head)
+
+
+def _shorten(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
