@@ -23,8 +23,9 @@ class Finding:
 
     code: str
     node: cst.CSTNode  # the token to point at: `numpy` in `out.numpy()`
-    message: str
+    message: str  # may hold `{related_line}`, filled with the line of `related`
     fix: Fix | None = None
+    related: cst.CSTNode | None = None  # e.g. the call site that passed the hazardous value
 
 
 @dataclass(frozen=True)

@@ -58,29 +58,55 @@ class Analysis:
     facts: Facts | None = None
 
 
-def _candidate_pattern(rules: tuple[Rule, ...]) -> re.Pattern[str] | None:
-    names = sorted({name for rule in rules for name in rule.candidate_attributes})
-    if not names:
-        return None
+def _import_pattern(modules: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(sorted(map(re.escape, modules)))
+    return re.compile(
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t]+(?:[^\n#]*[, \t])?(?:{names})\b)", re.MULTILINE
+    )
+
+
+def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
     # `from torch.utils.data import X` is not a use of `.data`.
-    return re.compile(r"\.\s*(?:%s)\b(?![ \t]+import\b)" % "|".join(map(re.escape, names)))
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rf"\.\s*(?:{alternatives})\b(?![ \t]+import\b)")
 
 
-_PATTERNS: dict[tuple[Rule, ...], re.Pattern[str] | None] = {}
+_IMPORT_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+_ATTRIBUTE_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
 
 
-def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = None) -> bool:
+def _cached(cache: dict[frozenset[str], re.Pattern[str]], key: frozenset[str], build) -> re.Pattern[str]:
+    pattern = cache.get(key)
+    if pattern is None:
+        pattern = cache[key] = build(key)
+    return pattern
+
+
+def candidate_attributes(source: str, rules: tuple[Rule, ...], extra: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Attribute names that would make this file worth parsing, for the rules that can apply.
+
+    A rule with `required_modules` (DET106 needs numpy, matplotlib or pandas) only counts when
+    the file imports one of them: `.sum` and `.plot` are everywhere in torch code.
+    """
+    names: set[str] = set(extra)
+    for rule in rules:
+        required = rule.required_modules
+        if required and not _cached(_IMPORT_PATTERNS, required, _import_pattern).search(source):
+            continue
+        names |= rule.candidate_attributes
+    return frozenset(names)
+
+
+def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = None,
+                   extra: frozenset[str] = frozenset()) -> bool:
     """Cheap screen: could any rule fire on this file at all?"""
     if "torch" not in source or not _TORCH_IMPORT.search(source):
         return False
-    pattern = _PATTERNS.get(rules)
-    if rules not in _PATTERNS:
-        pattern = _PATTERNS[rules] = _candidate_pattern(rules)
-    if pattern is None or not pattern.search(source):
+    names = candidate_attributes(source, rules, extra)
+    if not names or not _cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(source):
         return False
     if tree is None:
         return True
-    names = {name for rule in rules for name in rule.candidate_attributes}
     return any(isinstance(node, ast.Attribute) and node.attr in names for node in ast.walk(tree))
 
 
@@ -139,11 +165,13 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
     if not imports.imports_torch or not rules:
         return Analysis(module)
     try:
-        facts = Interpreter(module, imports, settings.no_grad_contexts).run()
+        facts = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions).run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
         if settings.fix_style != "chain":  # the rules build explicit chains; `force` rewrites them
             findings = [restyle(finding, settings.fix_style) for finding in findings]
-        positions = start_positions(module, (finding.node for finding in findings))
+        wanted = [finding.node for finding in findings]
+        wanted += [finding.related for finding in findings if finding.related is not None]
+        positions = start_positions(module, wanted)
     except RecursionError as error:
         raise AnalysisError("the file is nested too deeply to analyse") from error
     seen: set[tuple[str, int, int]] = set()
@@ -154,14 +182,18 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
         if key in seen:
             continue
         seen.add(key)
-        diagnostics.append(Diagnostic(finding.code, line, column, finding.message, finding.fix))
+        message = finding.message
+        if finding.related is not None:
+            message = message.replace("{related_line}", str(positions[finding.related][0]))
+        diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix))
     diagnostics.sort(key=Diagnostic.sort_key)
     return Analysis(module, findings, diagnostics, facts)
 
 
 def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> Analysis:
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
-    if not has_candidates(source, settings.rules(), tree):
+    extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
+    if not has_candidates(source, settings.rules(), tree, extra):
         return Analysis(None)
     return analyze_module(parse(source, tree), settings)
 

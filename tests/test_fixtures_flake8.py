@@ -47,7 +47,7 @@ def test_fixture_corpus_has_enough_flags_and_traps() -> None:
         elif path.name.startswith("ok_"):
             assert not expected_diagnostics(path), f"{path} is a must-not-flag trap but expects a diagnostic"
             traps[rule] += 1
-    for rule in ("DET101", "DET102", "DET103", "DET104"):
+    for rule in ("DET101", "DET102", "DET103", "DET104", "DET105", "DET106"):
         assert flags[rule] + traps[rule] >= 8, rule
         assert traps[rule] * 2 >= flags[rule] + traps[rule], f"{rule}: at least half must be traps"
 

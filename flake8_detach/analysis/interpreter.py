@@ -19,29 +19,78 @@ import libcst as cst
 
 from . import semantics as sem
 from .imports import ImportTable
-from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all, passed_by
 
 GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 
 
-@dataclass
+@dataclass(eq=False)
 class ClassInfo:
     name: str
     is_module: bool
     attrs: dict[str, Value] = field(default_factory=dict)
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    # `self.x` read by a method before any method assigned it: worth a second pass.
+    missed: set[str] = field(default_factory=set)
 
 
-@dataclass
-class FunctionSummary:
-    """What calling a function defined in this module returns."""
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function defined in this module: where it was defined and what flows in and out."""
 
+    node: cst.FunctionDef
+    env: Env  # the defining scope (its globals/closure)
+    cls: ClassInfo | None  # set for methods
+    grad_enabled: bool  # False under @torch.no_grad() and friends
+    arg_values: dict[str, Value] = field(default_factory=dict)  # merged over the call sites
     returns: Value = EMPTY
+    state: str = "new"  # new -> running -> done (stale: analyse again)
+    analysed_with: dict[str, Value] | None = None
+    runs: int = 0
+
+    def parameter_names(self) -> tuple[list[str], set[str]]:
+        """Positional parameter names (without `self` for methods) and all keyword-able names."""
+        params = self.node.params
+        positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+        if self.cls is not None and positional and not _is_static(self.node):
+            positional = positional[1:]
+        names = set(positional) | {p.name.value for p in params.kwonly_params}
+        return positional, names
+
+
+@dataclass(frozen=True)
+class Alias:
+    """`a = t.numpy()` / `t = torch.from_numpy(a)`: the new name shares memory with `source`."""
+
+    source: str
+    origin: cst.Call
+    kind: str  # "numpy" or "from_numpy"
+
+
+@dataclass(frozen=True)
+class AliasWrite:
+    """A write to an alias that is followed by a read of the other side (DET105)."""
+
+    write: cst.CSTNode  # the written name
+    alias: str
+    source: str
+    origin: cst.Call
+    kind: str
+
+
+@dataclass(frozen=True)
+class ConvertingCall:
+    """A call that turns its tensor arguments into ndarrays (DET106)."""
+
+    call: cst.Call
+    function: str  # as written: "np.asarray", "ax.scatter"
+    kind: str  # "convert", or "reduce" (a single tensor is not converted, a list is)
 
 
 class Env:
     """Names visible in one scope; reads fall back to the enclosing scope."""
 
-    __slots__ = ("vars", "parent", "self_name", "cls")
+    __slots__ = ("aliases", "cls", "parent", "pending_writes", "self_name", "vars")
 
     def __init__(self, parent: Env | None = None, self_name: str | None = None,
                  cls: ClassInfo | None = None) -> None:
@@ -49,6 +98,9 @@ class Env:
         self.parent = parent
         self.self_name = self_name
         self.cls = cls
+        self.aliases: dict[str, Alias] = {}
+        # source name -> writes to its alias waiting for a later read of the source
+        self.pending_writes: dict[str, list[AliasWrite]] = {}
 
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self
@@ -84,6 +136,8 @@ class Facts:
     # Root of a line holding one statement (an Expr's value, an assignment target) -> that line;
     # fixes that rewrite a whole statement (DET103's `with torch.no_grad():`) start from here.
     statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
+    converting_calls: list[ConvertingCall] = field(default_factory=list)
+    alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(node, EMPTY)
@@ -92,58 +146,104 @@ class Facts:
         return node not in self.grad_disabled
 
 
-@dataclass
-class _PendingFunction:
-    node: cst.FunctionDef
-    env: Env
-    cls: ClassInfo | None
-    grad_enabled: bool
+MAX_RUNS_PER_FUNCTION = 3
+MAX_CALL_DEPTH = 8  # functions analysed on demand from a call site, nested
 
 
 class Interpreter:
     def __init__(self, module: cst.Module, imports: ImportTable,
-                 extra_no_grad: frozenset[str] = frozenset()) -> None:
+                 extra_no_grad: frozenset[str] = frozenset(),
+                 converting_functions: frozenset[str] = frozenset()) -> None:
         self.module = module
         self.imports = imports
         self.extra_no_grad = extra_no_grad
+        self.converting_functions = converting_functions
         self.facts = Facts(imports)
         self.grad_enabled = True
-        self.pending: deque[_PendingFunction] = deque()
-        self.functions: dict[cst.FunctionDef, FunctionSummary] = {}
-        self._current_function: FunctionSummary | None = None
+        self.pending: deque[FunctionInfo] = deque()
+        self.classes: list[ClassInfo] = []
+        self._current_function: FunctionInfo | None = None
+        self._depth = 0
 
     # ----------------------------------------------------------------- driver
     def run(self) -> Facts:
         env = Env()
         self.exec_block(self.module.body, env)
-        while self.pending:
-            self._exec_function(self.pending.popleft())
+        self._drain()
+        # A method that read `self.x` before the method assigning it was analysed: once more.
+        for cls in self.classes:
+            if cls.missed & cls.attrs.keys():
+                for info in cls.methods.values():
+                    if info.runs < MAX_RUNS_PER_FUNCTION:
+                        info.state = "stale"
+                        self.pending.append(info)
+        self._drain()
         return self.facts
 
-    def _exec_function(self, job: _PendingFunction) -> None:
-        node = job.node
+    def _drain(self) -> None:
+        while self.pending:
+            info = self.pending.popleft()
+            if info.state in ("new", "stale") or (
+                info.state == "done" and info.arg_values != info.analysed_with
+                and info.runs < MAX_RUNS_PER_FUNCTION
+            ):
+                self._analyse_function(info)
+
+    def _analyse_function(self, info: FunctionInfo) -> None:
+        node = info.node
+        info.state = "running"
+        info.runs += 1
+        info.analysed_with = dict(info.arg_values)
         self_name = None
-        env = Env(parent=job.env, cls=job.cls)
+        env = Env(parent=info.env, cls=info.cls)
         params = list(node.params.posonly_params) + list(node.params.params)
-        is_static = any(_decorator_name(d) == "staticmethod" for d in node.decorators)
-        if job.cls is not None and params and not is_static:
+        if info.cls is not None and params and not _is_static(node):
             first = params.pop(0)
             self_name = first.name.value
             is_classmethod = any(_decorator_name(d) == "classmethod" for d in node.decorators)
-            env.vars[self_name] = Value(Flag.MODULE if job.cls.is_module and not is_classmethod else Flag.NONE)
+            env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and not is_classmethod else Flag.NONE)
         env.self_name = self_name
         for param in params + list(node.params.kwonly_params):
-            env.vars[param.name.value] = self._param_value(param)
+            name = param.name.value
+            env.vars[name] = self._param_value(param).merge(info.arg_values.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
         saved = (self.grad_enabled, self._current_function)
-        self.grad_enabled = job.grad_enabled
-        self._current_function = self.functions.setdefault(node, FunctionSummary())
+        self.grad_enabled = info.grad_enabled
+        self._current_function = info
         try:
             self.exec_block(node.body, env)
         finally:
             self.grad_enabled, self._current_function = saved
+            info.state = "done"
+
+    def _call_function(self, info: FunctionInfo, call: cst.Call, positional: list[Value],
+                       keywords: dict[str, Value]) -> Value:
+        """Bind the call's arguments into the callee and return what it returns."""
+        names, keyword_names = info.parameter_names()
+        changed = False
+        bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]
+        for name, value in bound:
+            old = info.arg_values.get(name, EMPTY)
+            new = old.merge(passed_by(value, call))
+            if new != old:
+                info.arg_values[name] = new
+                changed = True
+        if info.state == "new" and self._depth < MAX_CALL_DEPTH:
+            self._depth += 1
+            try:
+                self._analyse_function(info)
+            finally:
+                self._depth -= 1
+        elif changed and info.state == "done":
+            self.pending.append(info)
+        returned = info.returns
+        if returned.has(Flag.UNKNOWN_ARG):
+            # What came from the parameters is what this call passed, not "unknown".
+            passed = merge_all([value.tensor_part() for _, value in bound])
+            returned = returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
+        return returned
 
     def _param_value(self, param: cst.Param) -> Value:
         name = param.name.value
@@ -294,9 +394,12 @@ class Interpreter:
         for param in _all_params(node.params):
             if param.default is not None:
                 self.eval(param.default, env)
-        env.vars[node.name.value] = Value(Flag.NONE)
-        self.functions[node] = FunctionSummary()
-        self.pending.append(_PendingFunction(node, env, env.cls if env.self_name is None and env.cls else None, grad_enabled))
+        cls = env.cls if env.self_name is None and env.cls is not None else None
+        info = FunctionInfo(node, env, cls, grad_enabled)
+        env.vars[node.name.value] = Value(Flag.FUNCTION, callee=info)
+        if cls is not None:
+            cls.methods[node.name.value] = info
+        self.pending.append(info)
 
     def _define_class(self, node: cst.ClassDef, env: Env) -> None:
         is_module = False
@@ -306,6 +409,7 @@ class Interpreter:
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
         info = ClassInfo(node.name.value, is_module)
+        self.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
         env.vars[node.name.value] = Value(Flag.MODULE_CLASS if is_module else Flag.NONE)
@@ -317,9 +421,12 @@ class Interpreter:
             value = self.eval(node.value, env)
             for target in node.targets:
                 self.assign(target.target, value, env)
+            if len(node.targets) == 1:
+                self._note_alias(node.targets[0].target, node.value, env)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.assign(node.target, self.eval(node.value, env), env)
+                self._note_alias(node.target, node.value, env)
         elif isinstance(node, cst.AugAssign):
             current = self.eval(node.target, env)
             self.facts.stores.add(node.target)
@@ -327,6 +434,9 @@ class Interpreter:
             result = current.merge(rhs.tensor_part())
             if not self.grad_enabled:
                 result = result.with_flags(remove=GRAD_FLAGS)
+            written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+            if isinstance(written, cst.Name):
+                self._note_alias_write(written, env)  # `a += 1` / `a[0] += 1` write in place
             if isinstance(node.target, cst.Name):
                 env.vars[node.target.value] = result
         elif isinstance(node, cst.Return):
@@ -343,6 +453,7 @@ class Interpreter:
     def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
         if isinstance(target, cst.Name):
             env.vars[target.value] = value
+            self._forget_alias(target.value, env)
         elif isinstance(target, cst.Tuple | cst.List):
             elements = target.elements
             if value.items is not None and len(value.items) == len(elements):
@@ -370,6 +481,7 @@ class Interpreter:
             self.eval(target, env)
             if isinstance(target.value, cst.Name):
                 self._add_element(target.value.value, value, env)
+                self._note_alias_write(target.value, env)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
         else:
@@ -382,6 +494,60 @@ class Interpreter:
         if current.has(Flag.CONTAINER) or current.flags == Flag.NONE:
             merged = current.merge(Value(Flag.CONTAINER, elem=element))
             env.vars[name] = merged
+
+    # -------------------------------------------------------- memory aliases
+    def _alias_of(self, expr: cst.BaseExpression) -> Alias | None:
+        """`t.numpy()` (through `.detach()`/`.cpu()`/`.data`) or `torch.from_numpy(a)` on a name."""
+        if not isinstance(expr, cst.Call):
+            return None
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
+            base = expr.func.value
+            while True:
+                if (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute)
+                        and base.func.attr.value in ("detach", "cpu", "resolve_conj", "resolve_neg")):
+                    base = base.func.value
+                elif isinstance(base, cst.Attribute) and base.attr.value == "data":
+                    base = base.value
+                else:
+                    break
+            if isinstance(base, cst.Name):
+                return Alias(base.value, expr, "numpy")
+        elif self.imports.resolve(expr.func) == "torch.from_numpy" and expr.args:
+            source = expr.args[0].value
+            if isinstance(source, cst.Name) and expr.args[0].keyword is None:
+                return Alias(source.value, expr, "from_numpy")
+        return None
+
+    def _note_alias(self, target: cst.BaseExpression, value: cst.BaseExpression, env: Env) -> None:
+        alias = self._alias_of(value)
+        if alias is not None and isinstance(target, cst.Name) and target.value != alias.source:
+            env.aliases[target.value] = alias
+
+    def _forget_alias(self, name: str, env: Env) -> None:
+        """`name` was rebound: it no longer aliases anything, and no longer is the source read later."""
+        env.aliases.pop(name, None)
+        env.pending_writes.pop(name, None)
+
+    def _note_alias_write(self, written: cst.Name, env: Env) -> None:
+        scope: Env | None = env
+        while scope is not None:
+            alias = scope.aliases.get(written.value)
+            if alias is not None:
+                record = AliasWrite(written, written.value, alias.source, alias.origin, alias.kind)
+                scope.pending_writes.setdefault(alias.source, []).append(record)
+                return
+            if written.value in scope.vars:
+                return
+            scope = scope.parent
+
+    def _note_source_read(self, name: str, env: Env) -> None:
+        scope: Env | None = env
+        while scope is not None:
+            writes = scope.pending_writes.pop(name, None)
+            if writes:
+                for record in writes:
+                    self.facts.alias_writes.setdefault(record.write, record)
+            scope = scope.parent
 
     # ------------------------------------------------------------ grad modes
     def _grad_mode_of(self, expr: cst.BaseExpression) -> bool | None:
@@ -550,6 +716,7 @@ class Interpreter:
     def _eval_name(self, node: cst.Name, env: Env) -> Value:
         if node.value == env.self_name:
             self.facts.self_names.add(node)
+        self._note_source_read(node.value, env)
         found = env.lookup(node.value)
         if found is not None and (found.flags or not sem.is_device_name(node.value)):
             return found
@@ -570,6 +737,8 @@ class Interpreter:
             known = env.cls.attrs.get(attr)
             if known is not None:
                 return known
+            if attr not in env.cls.methods:
+                env.cls.missed.add(attr)
         return self.attribute_of(base, attr)
 
     def attribute_of(self, base: Value, attr: str) -> Value:
@@ -611,10 +780,14 @@ class Interpreter:
             else:
                 positional.append(value)
         qualified = self.imports.resolve(func)
+        written = _dotted(func)
+        if qualified in self.converting_functions or written in self.converting_functions:
+            self.facts.converting_calls.append(ConvertingCall(node, written or str(qualified), "convert"))
         if qualified is not None:
             self.facts.values[func] = EMPTY
             if isinstance(func, cst.Attribute):
                 self.facts.attributes[func.attr.value].append(func)
+            self._note_library_writes(qualified, node, env)
             return self._grad_mode_result(self._call_library(qualified, node, positional, keywords))
         if isinstance(func, cst.Attribute):
             self.facts.attributes[func.attr.value].append(func)
@@ -623,19 +796,42 @@ class Interpreter:
             method = func.attr.value
             self.facts.method_calls[method].append(node)
             receiver = self.eval(func.value, env)
-            if isinstance(func.value, cst.Name) and func.value.value == env.self_name and env.cls is not None:
-                known = env.cls.attrs.get(method)
-                if known is not None:
-                    return self._grad_mode_result(self._call_value(known, positional, keywords, method))
-            result = self._call_method(receiver, method, node, positional, keywords, env)
             self.facts.values[func] = receiver
+            if isinstance(func.value, cst.Name):
+                if _writes_in_place(method):
+                    self._note_alias_write(func.value, env)
+                if func.value.value == env.self_name and env.cls is not None:
+                    info = env.cls.methods.get(method)
+                    if info is not None:
+                        return self._grad_mode_result(self._call_function(info, node, positional, keywords))
+                    known = env.cls.attrs.get(method)
+                    if known is not None:
+                        return self._grad_mode_result(self._call_value(known, positional, keywords, method))
+            if receiver.has(Flag.AXES) and method in sem.PLOTTING:
+                self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
+            if method in sem.AXES_FACTORIES and method not in ("axes",):
+                return Value(Flag.AXES)
+            result = self._call_method(receiver, method, node, positional, keywords, env)
             return self._grad_mode_result(result)
         callee = self.eval(func, env)
+        if callee.has(Flag.FUNCTION) and isinstance(callee.callee, FunctionInfo):
+            return self._grad_mode_result(self._call_function(callee.callee, node, positional, keywords))
         if isinstance(func, cst.Name):
             builtin = self._call_builtin(func.value, callee, positional, env)
             if builtin is not None:
                 return builtin
-        return self._grad_mode_result(self._call_value(callee, positional, keywords, _dotted(func)))
+        return self._grad_mode_result(self._call_value(callee, positional, keywords, written))
+
+    def _note_library_writes(self, qualified: str, node: cst.Call, env: Env) -> None:
+        """`np.copyto(a, ...)` and `np.add(x, y, out=a)` write into `a`."""
+        if not qualified.startswith("numpy."):
+            return
+        for index, arg in enumerate(node.args):
+            is_destination = (arg.keyword is not None and arg.keyword.value == "out") or (
+                index == 0 and arg.keyword is None and qualified == "numpy.copyto"
+            )
+            if is_destination and isinstance(arg.value, cst.Name):
+                self._note_alias_write(arg.value, env)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
                     name: str | None) -> Value:
@@ -670,8 +866,15 @@ class Interpreter:
     def _call_library(self, qualified: str, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
         last = qualified.rsplit(".", 1)[-1]
+        kind = sem.converting_kind(qualified)
+        if kind is not None:
+            self.facts.converting_calls.append(ConvertingCall(node, _dotted(node.func) or qualified, kind))
         if qualified.startswith("numpy."):
             return Value(Flag.NDARRAY)
+        if qualified == "matplotlib.pyplot.subplots":
+            return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
+        if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
+            return Value(Flag.AXES)
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
         if qualified.startswith(sem.MODEL_FACTORIES):
@@ -810,6 +1013,18 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
         if isinstance(star, cst.Param):
             out.append(star)
     return out
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(_decorator_name(d) == "staticmethod" for d in node.decorators)
+
+
+# In-place methods of ndarrays (tensors spell theirs with a trailing underscore).
+_NDARRAY_IN_PLACE = frozenset({"fill", "sort", "put", "partition", "resize", "itemset", "setfield"})
+
+
+def _writes_in_place(method: str) -> bool:
+    return method in _NDARRAY_IN_PLACE or (method.endswith("_") and not method.startswith("_"))
 
 
 def _decorator_name(decorator: cst.Decorator) -> str | None:

@@ -105,3 +105,42 @@ def integer_result(value: Value) -> Value:
 def values_indices(value: Value) -> Value:
     part = value.tensor_part()
     return Value(part.flags, items=(part, integer_result(value)), origin=part.origin)
+
+
+# NumPy functions that convert a tensor argument through `Tensor.__array__` (so `.numpy()`):
+# each was checked on torch 2.13 / NumPy 2.4 to raise the requires-grad RuntimeError.
+NUMPY_CONVERTING = frozenset(
+    """asarray array asanyarray ascontiguousarray copy argmax argmin argsort exp log log1p sqrt abs
+    absolute square clip round around floor sign cos sin tanh minimum maximum vstack hstack stack
+    concatenate column_stack dot matmul outer median nanmean percentile quantile cumsum cumprod
+    diff allclose isclose unique where histogram nan_to_num isnan isinf sort ravel reshape
+    transpose atleast_1d atleast_2d atleast_3d interp corrcoef tile repeat pad fliplr flatnonzero
+    count_nonzero bincount digitize searchsorted save savez savetxt linalg.norm""".split()
+)
+# NumPy reductions: on one tensor they call `Tensor.sum(axis=..., out=...)` and fail with an
+# unrelated TypeError for any tensor; only a list/tuple of tensors goes through `.numpy()`.
+NUMPY_REDUCTIONS = frozenset("sum mean std var max min amax amin prod nansum".split())
+# Plotting functions of matplotlib.pyplot, and the same methods on an Axes.
+PLOTTING = frozenset(
+    """plot scatter imshow hist hist2d bar barh errorbar fill_between fill_betweenx step stem
+    contour contourf pcolormesh pcolor matshow boxplot violinplot semilogx semilogy loglog
+    stackplot hexbin quiver pie axhline axvline""".split()
+)
+AXES_FACTORIES = frozenset({"gca", "subplot", "axes", "add_subplot", "add_axes", "twinx", "twiny"})
+PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
+
+
+def converting_kind(qualified: str) -> str | None:
+    """'convert' or 'reduce' for a library function that turns a tensor into an ndarray."""
+    if qualified.startswith("numpy."):
+        name = qualified[len("numpy."):]
+        if name in NUMPY_CONVERTING:
+            return "convert"
+        if name in NUMPY_REDUCTIONS:
+            return "reduce"
+        return None
+    if qualified.startswith("matplotlib.pyplot.") and qualified.rsplit(".", 1)[-1] in PLOTTING:
+        return "convert"
+    if qualified in PANDAS_CONVERTING:
+        return "convert"
+    return None

@@ -24,6 +24,8 @@ class Flag(enum.IntFlag):
     NDARRAY = enum.auto()  # a NumPy array (from .numpy(), np.* calls)
     MODULE_CLASS = enum.auto()  # a class that subclasses nn.Module (instantiating gives MODULE)
     CONTAINER = enum.auto()  # a list/tuple/dict whose elements are described by `elem`
+    AXES = enum.auto()  # a matplotlib Axes (or an array of them): its plotting methods convert
+    FUNCTION = enum.auto()  # a function defined in this module (`callee` says which)
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -39,6 +41,10 @@ class Value:
     elem: Value | None = field(default=None, compare=False)
     # Human-readable origin of the hazard, for messages ("output of model").
     origin: str | None = field(default=None, compare=False)
+    # The call that passed this value into a parameter (named in messages at the sink).
+    via: object | None = field(default=None, compare=False)
+    # For FUNCTION values: the interpreter's record of the function.
+    callee: object | None = field(default=None, compare=False)
 
     def has(self, flag: Flag) -> bool:
         return bool(self.flags & flag)
@@ -60,11 +66,12 @@ class Value:
         flags = (self.flags | add) & ~remove
         if flags == self.flags:
             return self
-        return Value(flags, self.items, self.elem, self.origin if flags & TENSOR_FLOW else None)
+        keep = bool(flags & TENSOR_FLOW)
+        return Value(flags, self.items, self.elem, self.origin if keep else None, self.via if keep else None, self.callee)
 
     def tensor_part(self, origin: str | None = None) -> Value:
         """The flags a tensor operation on this value passes to its result."""
-        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin)
+        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin, via=self.via)
 
     def merge(self, other: Value) -> Value:
         if other is self or other == EMPTY and other.elem is None:
@@ -75,12 +82,15 @@ class Value:
         if self.items is not None and other.items is not None and len(self.items) == len(other.items):
             items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
         elem = _merge_optional(self.elem, other.elem)
-        return Value(self.flags | other.flags, items, elem, self.origin or other.origin)
+        return Value(self.flags | other.flags, items, elem, self.origin or other.origin,
+                     self.via or other.via, self.callee or other.callee)
 
     def element(self) -> Value:
         """The value of one element when this value is iterated or indexed."""
         if self.elem is not None:
             return self.elem
+        if self.has(Flag.AXES):
+            return Value(Flag.AXES)
         if self.has(Flag.PARAMS):
             return Value(Flag.TENSOR | Flag.GRAD | (self.flags & Flag.DEVICE), origin="parameter")
         if self.items:
@@ -90,6 +100,16 @@ class Value:
             return out
         # Iterating or indexing a tensor yields tensors with the same flags.
         return self.tensor_part()
+
+
+def passed_by(value: Value, call: object) -> Value:
+    """The value as seen inside a callee: remembers the call that passed it, if it is a hazard."""
+    if value.via is not None:
+        return value
+    elem = passed_by(value.elem, call) if value.elem is not None else None
+    if not value.flags & (Flag.GRAD | Flag.DEVICE) and (elem is None or elem.via is None):
+        return value
+    return Value(value.flags, value.items, elem, value.origin, call, value.callee)
 
 
 def _merge_optional(a: Value | None, b: Value | None) -> Value | None:

@@ -7,12 +7,16 @@ from .det101_numpy_on_grad_tensor import NumpyOnGradTensor
 from .det102_cpu_before_detach import CpuBeforeDetach
 from .det103_legacy_data_attribute import LegacyDataAttribute
 from .det104_numpy_on_device_tensor import NumpyOnDeviceTensor
+from .det105_numpy_alias_write import NumpyAliasWrite
+from .det106_implicit_numpy_conversion import ImplicitNumpyConversion
 
 ALL_RULES: tuple[Rule, ...] = (
     NumpyOnGradTensor(),
     CpuBeforeDetach(),
     LegacyDataAttribute(),
     NumpyOnDeviceTensor(),
+    NumpyAliasWrite(),
+    ImplicitNumpyConversion(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -32,6 +32,8 @@ class Rule:
     message: ClassVar[str]  # without the code
     # Attribute names whose presence in a file makes it worth analysing for this rule.
     candidate_attributes: ClassVar[frozenset[str]]
+    # The rule can only fire in files importing one of these (empty: torch is enough).
+    required_modules: ClassVar[frozenset[str]] = frozenset()
     what_it_does: ClassVar[str]
     why_bad: ClassVar[str]
     example: ClassVar[str]

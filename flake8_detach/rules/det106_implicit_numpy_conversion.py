@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..analysis.interpreter import ConvertingCall, Facts
+from ..analysis.semantics import AXES_FACTORIES, NUMPY_CONVERTING, NUMPY_REDUCTIONS, PLOTTING
+from ..analysis.values import Flag, Value
+from ..diagnostics import Finding, Fix
+from ..fixes import method_call
+from .base import Invalid, Rule
+
+# Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
+DATA_KEYWORDS = frozenset({"a", "x", "y", "data", "arr", "ary", "X", "Y", "Z", "values", "C", "s"})
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict,
+           cst.ListComp, cst.GeneratorExp, cst.SimpleString)
+
+
+def detached_on_cpu(expr: cst.BaseExpression) -> cst.Call:
+    """`expr.detach().cpu().numpy()`, parenthesising `expr` where the grammar needs it."""
+    if not isinstance(expr, _ATOMIC) and not expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return method_call(method_call(method_call(expr, "detach"), "cpu"), "numpy")
+
+
+class ImplicitNumpyConversion(Rule):
+    code = "DET106"
+    name = "implicit-numpy-conversion"
+    message = "converts a tensor with .numpy()"
+    candidate_attributes = frozenset(
+        {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
+        | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+    )
+    required_modules = frozenset({"numpy", "matplotlib", "pandas"})
+    what_it_does = (
+        "Flags a value that may require grad or may live on a GPU passed to a function that "
+        "converts it to a NumPy array for you: `np.asarray`, `np.array`, NumPy ufuncs and "
+        "functions (`np.exp`, `np.vstack`, `np.concatenate`, ...), NumPy reductions of a list of "
+        "tensors (`np.mean(losses)`), matplotlib plotting (`plt.plot`, `ax.scatter`, `plt.imshow`), "
+        "and `pd.DataFrame` / `pd.Series`; also a list, tuple or dict holding such values."
+    )
+    why_bad = (
+        "These libraries call `Tensor.__array__`, that is `.numpy()`, on what you pass them, so "
+        "they fail exactly as `.numpy()` would (RuntimeError for a tensor that requires grad, "
+        "TypeError for a GPU tensor), only deeper in a traceback that does not show your line. "
+        "About half of the crashes in real bug reports come this way."
+    )
+    example = "losses.append(loss)\nplt.plot(np.array(losses))"
+    use_instead = "losses.append(loss.item())\nplt.plot(np.array(losses))"
+    fix_safety = (
+        "Safe for a single tensor argument: it becomes `t.detach().cpu().numpy()`, the same values. "
+        "Lists are left with advice (convert each element, or store `.item()` in the first place)."
+    )
+    runtime_truth = "The library call raises the same RuntimeError / TypeError as DET101 / DET104."
+    VALID = [
+        "import torch\nimport numpy as np\nm = torch.nn.Linear(2, 2)\nnp.asarray(m(torch.ones(2)).detach().cpu())\n",
+        "import torch\nimport numpy as np\nlosses = []\nfor _ in range(2):\n    losses.append(torch.ones(1, requires_grad=True).sum().item())\nnp.mean(losses)\n",
+        "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\nwith torch.no_grad():\n    np.asarray(w)\n",
+        "import torch\nimport numpy as np\nnp.sum(torch.zeros(3) + 1)\nnp.asarray(torch.ones(2))\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nimport numpy as np\nm = torch.nn.Linear(2, 2)\nnp.asarray(m(torch.ones(2)))\n",
+            "import torch\nimport numpy as np\nm = torch.nn.Linear(2, 2)\nnp.asarray(m(torch.ones(2)).detach().cpu().numpy())\n",
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\nm = torch.nn.Linear(2, 1)\nlosses = []\nfor _ in range(3):\n"
+            "    losses.append(m(torch.ones(2)).sum())\nprint(np.mean(losses))\n"
+        ),
+        Invalid(
+            "import torch\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+            "w = torch.ones(3, requires_grad=True)\nax.plot(w * 2)\n",
+            "import torch\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+            "w = torch.ones(3, requires_grad=True)\nax.plot((w * 2).detach().cpu().numpy())\n",
+        ),
+        Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
+    ]
+
+    def check(self, facts: Facts) -> Iterator[Finding]:
+        for converting in facts.converting_calls:
+            for arg in converting.call.args:
+                if arg.star or (arg.keyword is not None and arg.keyword.value not in DATA_KEYWORDS):
+                    continue
+                finding = self._check_argument(facts, converting, arg.value)
+                if finding is not None:
+                    yield finding
+
+    def _check_argument(self, facts: Facts, converting: ConvertingCall, expr: cst.BaseExpression) -> Finding | None:
+        value = facts.value_of(expr)
+        is_container = value.has(Flag.CONTAINER) and not value.is_tensor_like
+        if converting.kind == "reduce" and not is_container:
+            return None  # np.sum(t) calls Tensor.sum(axis=...): a different failure, any tensor
+        target: Value = value.element() if is_container else value
+        grad = target.has(Flag.GRAD) and facts.grad_enabled_at(converting.call)
+        device = target.may_be_on_device
+        if not (grad or device):
+            return None
+        hazard = " and ".join(
+            part for part, present in (("may require grad (RuntimeError)", grad), ("may live on a GPU (TypeError)", device)) if present
+        )
+        what = "a list, tuple or dict of tensors that" if is_container else "a tensor that"
+        advice = (
+            "convert each element with .detach().cpu(), or keep .item() values" if is_container
+            else "pass .detach().cpu().numpy()"
+        )
+        message = f"{converting.function}() calls .numpy() on {what} {hazard}; {advice}"
+        related = target.via if isinstance(target.via, cst.Call) else None
+        if related is not None:
+            message += " (the value is passed by the call on line {related_line})"
+        fix = None
+        if not is_container:
+            fix = Fix(expr, detached_on_cpu(expr), True, "convert explicitly with .detach().cpu().numpy()")
+        return Finding(self.code, expr, f"{self.code} {message}", fix, related)
