@@ -218,3 +218,13 @@ async def test_syntax_error_clears_instead_of_crashing(client: LanguageClient, t
     assert list(after.diagnostics) == []
     again = await next_publish(client, lambda: replace_text(client, uri, 3, HAZARD))
     assert [d.code for d in again.diagnostics] == ["DET101"]
+
+
+@pytest.mark.asyncio
+async def test_excluded_folders_get_no_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-detach]\nextend-exclude = ["generated"]\n')
+    for folder in ("generated", ".venv/lib/site-packages/lib", "src"):
+        uri = (tmp_path / folder / "train.py").as_uri()
+        published = await next_publish(client, lambda uri=uri: open_document(client, uri, HAZARD))
+        expected = ["DET101"] if folder == "src" else []
+        assert [d.code for d in published.diagnostics] == expected, folder

@@ -65,11 +65,22 @@ class DetachLanguageServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
             return Config()
 
+    def project_root(self, config: Config) -> Path | None:
+        """Where excluded folders are looked for: the config's folder, else the workspace root."""
+        if config.root is not None:
+            return config.root
+        root = self.workspace.root_path
+        return Path(root) if root else None
+
     @staticmethod
-    def check(uri: str, source: str, config: Config) -> FileReport:
-        """Check one buffer's text (pure: safe to run in a worker thread)."""
+    def check(uri: str, source: str, config: Config, root: Path | None) -> FileReport:
+        """Check one buffer's text (pure: safe to run in a worker thread).
+
+        A file `check` would skip (under `.venv`, `build`, an `extend-exclude` pattern) gets no
+        diagnostics either, so opening a library's source does not flood the editor.
+        """
         path = to_fs_path(uri)
-        if path and is_path_excluded(Path(path), config.extend_exclude, config.root):
+        if path and is_path_excluded(Path(path), config.extend_exclude, root):
             return FileReport(path)
         return check_text(source, path or uri, config.settings())
 
@@ -78,7 +89,8 @@ class DetachLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         config = self.config_for(uri)
         source = document.source
-        return LintResult(document.version, source, config, self.check(uri, source, config))
+        report = self.check(uri, source, config, self.project_root(config))
+        return LintResult(document.version, source, config, report)
 
     def lsp_diagnostics(self, result: LintResult) -> list[types.Diagnostic]:
         encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
@@ -90,7 +102,7 @@ class DetachLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         version, source = document.version, document.source
         config = self.config_for(uri)
-        report = await asyncio.to_thread(self.check, uri, source, config)
+        report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
         current = self.workspace.text_documents.get(uri)
         if current is None or current.version != version:
             return
