@@ -227,3 +227,23 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
     )
     assert completed.returncode == 1, completed.stderr
     assert completed.stdout.startswith("::error file=bad.py,line=3,col=3,title=DET101::DET101 .numpy()")
+
+
+def test_a_file_named_explicitly_is_checked_whatever_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes scripts it recognises by their shebang (`types: [python]`) by name."""
+    monkeypatch.chdir(tmp_path)
+    Path("train").write_text("#!/usr/bin/env python\n" + HAZARD)
+    code, out, _ = run_check(["train"], capsys)
+    assert code == 1
+    assert out.startswith("train:4:3: DET101")
+
+
+def test_is_path_excluded_looks_at_folders_between_root_and_file(tmp_path: Path) -> None:
+    from flake8_detach.files import is_path_excluded
+
+    assert is_path_excluded(tmp_path / ".venv" / "lib" / "x.py", (), tmp_path)
+    assert is_path_excluded(tmp_path / "gen" / "x.py", ("gen",), tmp_path)
+    assert not is_path_excluded(tmp_path / "src" / "x.py", ("gen",), tmp_path)
+    # Folders above the root are not the project's business (a checkout under ~/build/ is fine).
+    assert not is_path_excluded(tmp_path / "src" / "x.py", (), tmp_path / "src")
+    assert not is_path_excluded(tmp_path / "build" / "proj" / "x.py", (), tmp_path / "build" / "proj")

@@ -180,3 +180,13 @@ def test_sarif_validates_against_the_official_schema() -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown format"):
         render("xml", Report())
+
+
+def test_sarif_uri_outside_the_working_directory_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "pkg" / "a.py"
+    outside = Path("/opt/elsewhere/b.py")
+    report = Report([FileReport(str(inside), error="x"), FileReport(str(outside), error="y")])
+    notifications = json.loads(render("sarif", report))["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    locations = [n["locations"][0]["physicalLocation"]["artifactLocation"] for n in notifications]
+    assert locations == [{"uri": "pkg/a.py", "uriBaseId": "%SRCROOT%"}, {"uri": "file:///opt/elsewhere/b.py"}]

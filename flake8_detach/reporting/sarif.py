@@ -66,7 +66,7 @@ def render_data(report: Report) -> dict[str, Any]:
     notifications: list[dict[str, Any]] = []
     for file in report.files:
         uri = artifact_uri(file.path)
-        location = {"uri": uri, "uriBaseId": SRCROOT}
+        location = {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": SRCROOT}
         if file.error is not None:
             notifications.append(
                 {
