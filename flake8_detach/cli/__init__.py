@@ -13,7 +13,7 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "fix", "lsp")
+SUBCOMMANDS: tuple[str, ...] = ("check", "fix", "lsp", "verify")
 
 
 def build_parser() -> argparse.ArgumentParser:

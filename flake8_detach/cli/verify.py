@@ -1,0 +1,99 @@
+"""`flake8-detach verify [PATH...]`: execute the fixtures and check every diagnostic's runtime claim.
+
+Exit 0 when every claim held (skips included: a skipped leg is reported, never counted as
+passed), 1 when any failed, 2 when the run could not happen (torch or numpy missing, no fixtures,
+the runner broke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..verify import INSTALL_HINT
+from ..verify.devices import DEVICE_NAMES
+
+DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="run the fixtures on cpu/cuda and check that each diagnostic's runtime claim holds",
+        description=(
+            "Lint each fixture, run it in a subprocess once per device (DEVICE environment variable), "
+            "run the fixer's output the same way, and check the claims of its '# expect:' comments."
+        ),
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="fixture files or folders (default: the repository's fixtures/)")
+    parser.add_argument(
+        "--device",
+        dest="devices",
+        action="append",
+        choices=DEVICE_NAMES,
+        help="a device to run on (repeatable; default: cpu, cuda, and meta as the cuda stand-in when there is no GPU)",
+    )
+    parser.add_argument("--json", action="store_true", help="write the report as JSON (for CI)")
+    parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
+    parser.add_argument("--jobs", type=int, default=2, help="runs executed at once (default: 2)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds one run may take (default: 60)")
+    parser.add_argument("--hide-skipped", action="store_true", help="leave skipped rows out of the text table")
+    parser.set_defaults(func=run)
+
+
+def missing_dependencies() -> list[str]:
+    """The verify extra's modules that cannot be imported, without importing them."""
+    missing = []
+    for name in ("torch", "numpy"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # ValueError: sys.modules[name] is None (import blocked)
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = missing_dependencies()
+    if missing:
+        print(
+            f"flake8-detach verify: needs {' and '.join(missing)} to run the fixtures; install them with: {INSTALL_HINT}",
+            file=sys.stderr,
+        )
+        return 2
+    paths = args.paths or [DEFAULT_FIXTURES]
+    absent = [str(path) for path in paths if not Path(path).exists()]
+    if absent:
+        print(f"flake8-detach verify: error: no such file or directory: {', '.join(absent)}", file=sys.stderr)
+        return 2
+
+    from ..verify.execution import RunnerError
+    from ..verify.harness import verify
+    from ..verify.report import render_json, render_text
+
+    try:
+        report = verify(paths, args.devices, workers=max(1, args.jobs), timeout=args.timeout)
+    except RunnerError as error:
+        print(f"flake8-detach verify: error: {error}", file=sys.stderr)
+        return 2
+    if not report.fixtures:
+        print(f"flake8-detach verify: error: no fixtures found under {', '.join(map(str, paths))}", file=sys.stderr)
+        return 2
+    output = render_json(report) if args.json else render_text(report, show_skipped=not args.hide_skipped)
+    if args.output_file is not None:
+        try:
+            args.output_file.write_text(output, encoding="utf-8")
+        except OSError as error:
+            print(f"flake8-detach verify: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+            return 2
+        print(report.summary())
+    else:
+        sys.stdout.write(output)
+    for row in report.failures:
+        if args.json or args.output_file is not None:
+            print(f"FAILED {row.message}", file=sys.stderr)
+    return report.exit_code

@@ -1,0 +1,110 @@
+"""Render a verify run: the full table for a terminal, JSON for CI, a compact Markdown table for the README."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from .checks import FAILED, LINT, PASSED, SKIPPED, Row
+from .harness import VerifyReport
+
+MARK = {PASSED: "pass", FAILED: "FAIL", SKIPPED: "skip"}
+
+
+def render_text(report: VerifyReport, *, show_skipped: bool = True) -> str:
+    """The table (fixture x device: status, claimed, observed, fixed version), failures, summary line."""
+    header = ("fixture", "device", "status", "claimed", "observed", "fixed version")
+    rows = [
+        (row.fixture, row.device, MARK[row.status], row.claimed or "-", row.observed or "-", row.fixed or "-")
+        for row in report.rows
+        if show_skipped or row.status != SKIPPED
+    ]
+    widths = [min(44, max([len(header[i])] + [len(r[i]) for r in rows])) for i in range(4)]
+    lines = [_line(header, widths), _line(tuple("-" * w for w in widths) + ("-" * 8, "-" * 13), widths)]
+    lines += [_line(r, widths) for r in rows]
+    lines.append("")
+    lines.append(_devices_line(report))
+    failures = report.failures
+    if failures:
+        lines.append("")
+        lines.append("failures:")
+        lines += [f"  {row.message}" for row in failures]
+    lines.append("")
+    lines.append(f"{report.fixtures} fixtures, {len(report.rows)} rows, {report.seconds:.1f} s")
+    lines.append(report.summary())
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: VerifyReport) -> str:
+    return json.dumps(report.to_json(), indent=2) + "\n"
+
+
+def _line(cells: tuple[str, ...], widths: list[int]) -> str:
+    fixed = [cell.ljust(width)[: max(width, 1)] if len(cell) <= width else cell[: width - 1] + "~" for cell, width in zip(cells, widths)]
+    return "  ".join(fixed + list(cells[len(widths) :])).rstrip()
+
+
+def _devices_line(report: VerifyReport) -> str:
+    parts = []
+    for leg in report.legs:
+        parts.append(f"{leg.label}: skipped ({leg.skip_reason})" if leg.skip_reason else f"{leg.label}: ran")
+    return "devices: " + "; ".join(parts)
+
+
+def render_markdown(report: VerifyReport) -> str:
+    """One row per fixture, one column per device: a compact, regenerated proof for the README."""
+    labels = [LINT] + [leg.label for leg in report.legs]
+    cells: dict[str, dict[str, Row]] = defaultdict(dict)
+    order: list[str] = []
+    for row in report.rows:
+        if row.fixture not in cells:
+            order.append(row.fixture)
+        cells[row.fixture][row.device] = row
+    lines = [
+        "| fixture | " + " | ".join(labels) + " | fixed version |",
+        "|---|" + "---|" * len(labels) + "---|",
+    ]
+    for fixture in order:
+        by_device = cells[fixture]
+        cpu = by_device.get("cpu")
+        fixed = _compact_fixed(cpu.fixed) if cpu is not None and cpu.fixed else ""
+        lines.append(f"| `{fixture}` | " + " | ".join(_cell(by_device.get(label)) for label in labels) + f" | {fixed} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(row: Row | None) -> str:
+    if row is None:
+        return ""
+    if row.status == SKIPPED:
+        return "skip: " + _compact_reason(row.observed)
+    mark = "✅" if row.status == PASSED else "❌"
+    if row.device == LINT:
+        return mark
+    return f"{mark} {_compact_observed(row.observed)}"
+
+
+def _compact_observed(text: str) -> str:
+    """`RuntimeError: Can't call numpy() ... at line 5` -> `RuntimeError @5`; notes kept short."""
+    first = text.split("; ")[0]
+    if ": " in first and " at line " in first and first.split(":")[0].isidentifier():
+        kind = first.split(":")[0]
+        line = first.rsplit(" at line ", 1)[1].split(" ")[0]
+        rest = text.split("; ")[1:]
+        return f"{kind} @{line}" + ("; " + "; ".join(rest) if rest else "")
+    return text
+
+
+def _compact_reason(text: str) -> str:
+    if text.startswith("no CUDA device"):
+        return "no GPU"
+    if text.startswith("does not read DEVICE"):
+        return "device-independent"
+    if text.startswith("meta holds no data"):
+        return "meta has no data"
+    if text.startswith("meta cannot show"):
+        return text.split(":")[0].replace("meta cannot show ", "meta cannot show ")
+    return text
+
+
+def _compact_fixed(text: str) -> str:
+    return text.replace("the reference (.numpy(force=True))", "`.numpy(force=True)`").replace("the original", "original")
