@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import Settings
+from .fixes import FIX_STYLES
 from .rules import ALL_RULES
 
 if sys.version_info >= (3, 11):
@@ -25,7 +26,6 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
 SECTION = "flake8-detach"
-FIX_STYLES: tuple[str, ...] = ("chain", "force")
 KEYS: tuple[str, ...] = (
     "select",
     "ignore",
