@@ -440,3 +440,35 @@ def test_fixed_snapshots_run_without_the_hazard():
             assert "DET103" in path or "det103" in path, (path, outcome)
             assert "modified by an inplace operation" in outcome, (path, outcome)
     assert "ok" in outcomes.values()
+
+
+def test_passes_are_bounded_when_fixes_never_converge(monkeypatch):
+    import libcst.matchers as m
+
+    from flake8_detach.diagnostics import Diagnostic, Fix
+    from flake8_detach.engine import Analysis
+
+    def ever_growing(module, settings):
+        [name] = m.findall(module, m.Name(value=m.MatchIfTrue(lambda v: v.startswith("x"))))
+        grown = name.with_changes(value=name.value + "_")
+        return Analysis(module, diagnostics=[Diagnostic("DET101", 2, 0, "DET101 grow", Fix(name, grown, True, "grow"))])
+
+    monkeypatch.setattr(fixer, "analyze_module", ever_growing)
+    result = fix_source("import torch\nx.numpy()\n")
+    assert result.source == "import torch\nx" + "_" * fixer.MAX_PASSES + ".numpy()\n"
+    assert len(result.applied) == fixer.MAX_PASSES
+
+
+@pytest.mark.parametrize(("style", "ok"), [("force", True), ("chain", True), ("bogus", False)])
+def test_flake8_accepts_the_fix_style_option(tmp_path, style, ok):
+    path = write(tmp_path / "script.py", (GRAD + "w.numpy()\n").encode())
+    completed = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select=DET", f"--detach-fix-style={style}", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if ok:
+        assert completed.returncode == 1 and "DET101" in completed.stdout
+    else:
+        assert completed.returncode != 0 and "--detach-fix-style" in completed.stdout + completed.stderr
