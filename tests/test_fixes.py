@@ -422,16 +422,26 @@ print(json.dumps(outcomes))
 """
 
 
-def test_fixed_snapshots_run_without_the_hazard():
-    """On this machine's device (cpu unless DEVICE says otherwise), as the runtime harness will run them.
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_fixed_snapshots_run_without_the_hazard(device):
+    """Run every snapshot with DEVICE=cpu and, where a GPU exists, DEVICE=cuda (where DET104's
+    TypeError and DET102's recorded copy are real), as the runtime harness will.
 
     An unsafe DET103 write fix may turn a silently wrong gradient into autograd's in-place error:
     that is the documented truth of the rule, the only failure accepted here.
     """
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device on this machine: the GPU leg runs only where torch.cuda.is_available()")
     fixed_files = sorted(str(p) for p in FIXTURES.rglob("*.fixed.py"))
     completed = subprocess.run(
-        [sys.executable, "-c", RUN_SNAPSHOTS, *fixed_files], check=False, capture_output=True, text=True, cwd=REPO, timeout=300
+        [sys.executable, "-c", RUN_SNAPSHOTS, *fixed_files],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={**os.environ, "DEVICE": device},
     )
     assert completed.returncode == 0, completed.stderr
     outcomes = json.loads(completed.stdout.splitlines()[-1])
