@@ -190,3 +190,49 @@ def test_sarif_uri_outside_the_working_directory_is_absolute(tmp_path: Path, mon
     notifications = json.loads(render("sarif", report))["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     locations = [n["locations"][0]["physicalLocation"]["artifactLocation"] for n in notifications]
     assert locations == [{"uri": "pkg/a.py", "uriBaseId": "%SRCROOT%"}, {"uri": "file:///opt/elsewhere/b.py"}]
+
+
+NESTED_WRITE = (
+    "import torch\n"
+    "model = torch.nn.Linear(2, 2)\n"
+    "def step(lr):\n"
+    "    for p in model.parameters():\n"
+    "        p.data.add_(-lr * p.grad)\n"
+)
+
+
+def test_statement_fix_inside_a_function_keeps_indentation() -> None:
+    """An unsafe DET103 fix wraps the statement in `with torch.no_grad():`; the edit must indent it."""
+    report = Report([check_text(NESTED_WRITE, "step.py", Settings())])
+    (entry,) = [d for d in json.loads(render("json", report))["diagnostics"] if d["fix"]]
+    edit = entry["fix"]["edit"]
+    fixed = apply_edit(
+        NESTED_WRITE, (edit["start"]["line"], edit["start"]["column"]), (edit["end"]["line"], edit["end"]["column"]), edit["content"]
+    )
+    assert fixed.splitlines()[4:] == ["        with torch.no_grad():", "            p.add_(-lr * p.grad)"]
+
+
+def test_minimal_edit_always_rebuilds_the_new_text() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_detach.reporting.spans import minimal_edit
+
+    text = st.text(alphabet="ab_ .()\r\n\t\u00e9\U0001f600", max_size=15)
+
+    def apply(old: str, edit: Any) -> str:
+        import re
+
+        lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", old)
+
+        def offset(line: int, column: int) -> int:
+            return sum(len(piece) for piece in lines[: line - 1]) + column
+
+        return old[: offset(edit.start_line, edit.start_column)] + edit.new_text + old[offset(edit.end_line, edit.end_column) :]
+
+    @settings(max_examples=500, deadline=None)
+    @given(text, text)
+    def check(old: str, new: str) -> None:
+        assert apply(old, minimal_edit(old, new)) == new
+
+    check()

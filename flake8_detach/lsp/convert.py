@@ -44,35 +44,3 @@ def text_edit(lines: list[str], edit: TextEdit, encoding: str) -> types.TextEdit
         ),
         new_text=edit.new_text,
     )
-
-
-def whole_text_edit(old: str, new: str) -> TextEdit:
-    """The smallest single edit turning ``old`` into ``new`` (common prefix and suffix kept).
-
-    Editors keep the cursor and folding outside a small edit, which a full replacement resets.
-    """
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    if 0 < start < len(old) and old[start - 1] == "\r" and old[start] == "\n":
-        start -= 1  # never split a \r\n pair: positions cannot point between its halves
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    if 0 < end_old < len(old) and old[end_old - 1] == "\r" and old[end_old] == "\n":
-        end_old += 1
-        end_new += 1
-    start_line, start_column = _line_column(old, start)
-    end_line, end_column = _line_column(old, end_old)
-    return TextEdit(start_line, start_column, end_line, end_column, new[start:end_new])
-
-
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    """(1-based line, 0-based column) of a character offset, lines as the engine counts them."""
-    line, line_start = 1, 0
-    for match in re.finditer(r"\r\n|\r|\n", text[:offset]):
-        line += 1
-        line_start = match.end()
-    return line, offset - line_start

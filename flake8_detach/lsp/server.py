@@ -26,8 +26,8 @@ from ..files import is_path_excluded
 from ..fixer import fix_source
 from ..reporting import rule_url
 from ..reporting.model import FileReport
-from ..reporting.spans import fix_edits, token_length
-from .convert import position, split_lines, text_edit, whole_text_edit
+from ..reporting.spans import fix_edits, minimal_edit, token_length
+from .convert import position, split_lines, text_edit
 
 LOG = logging.getLogger(__name__)
 SOURCE = "flake8-detach"
@@ -188,7 +188,7 @@ class DetachLanguageServer(LanguageServer):
         fixed = fix_source(result.source, result.config.settings())
         if fixed.error is not None or fixed.source == result.source:
             return None
-        edit = whole_text_edit(result.source, fixed.source)
+        edit = minimal_edit(result.source, fixed.source)
         return types.CodeAction(
             title="flake8-detach: fix all safely fixable hazards",
             kind=FIX_ALL_KIND,
