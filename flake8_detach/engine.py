@@ -9,7 +9,6 @@ attribute some rule cares about is parsed with libcst.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -22,8 +21,7 @@ from .diagnostics import Diagnostic, Finding
 from .fixes import restyle
 from .positions import start_positions
 from .rules import Rule, selected_rules
-
-_TORCH_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+torch\b|import[ \t]+(?:[^\n#]*[, \t])?torch\b)", re.MULTILINE)
+from .screening import has_candidates
 
 
 @dataclass(frozen=True)
@@ -56,58 +54,6 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     facts: Facts | None = None
-
-
-def _import_pattern(modules: frozenset[str]) -> re.Pattern[str]:
-    names = "|".join(sorted(map(re.escape, modules)))
-    return re.compile(
-        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t]+(?:[^\n#]*[, \t])?(?:{names})\b)", re.MULTILINE
-    )
-
-
-def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
-    # `from torch.utils.data import X` is not a use of `.data`.
-    alternatives = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rf"\.\s*(?:{alternatives})\b(?![ \t]+import\b)")
-
-
-_IMPORT_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
-_ATTRIBUTE_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
-
-
-def _cached(cache: dict[frozenset[str], re.Pattern[str]], key: frozenset[str], build) -> re.Pattern[str]:
-    pattern = cache.get(key)
-    if pattern is None:
-        pattern = cache[key] = build(key)
-    return pattern
-
-
-def candidate_attributes(source: str, rules: tuple[Rule, ...], extra: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Attribute names that would make this file worth parsing, for the rules that can apply.
-
-    A rule with `required_modules` (DET106 needs numpy, matplotlib or pandas) only counts when
-    the file imports one of them: `.sum` and `.plot` are everywhere in torch code.
-    """
-    names: set[str] = set(extra)
-    for rule in rules:
-        required = rule.required_modules
-        if required and not _cached(_IMPORT_PATTERNS, required, _import_pattern).search(source):
-            continue
-        names |= rule.candidate_attributes
-    return frozenset(names)
-
-
-def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = None,
-                   extra: frozenset[str] = frozenset()) -> bool:
-    """Cheap screen: could any rule fire on this file at all?"""
-    if "torch" not in source or not _TORCH_IMPORT.search(source):
-        return False
-    names = candidate_attributes(source, rules, extra)
-    if not names or not _cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(source):
-        return False
-    if tree is None:
-        return True
-    return any(isinstance(node, ast.Attribute) and node.attr in names for node in ast.walk(tree))
 
 
 def nesting_depth(tree: ast.AST) -> int:
@@ -151,7 +97,7 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
         raise AnalysisError(f"libcst cannot parse this file: {str(error).splitlines()[0]}") from error
     except RecursionError as error:
         raise AnalysisError("the file is nested too deeply to parse") from error
-    except Exception as error:  # noqa: BLE001 - the native parser can fail in other ways
+    except Exception as error:
         raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
 
 

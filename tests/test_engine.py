@@ -117,3 +117,22 @@ def test_flake8_never_shows_a_traceback_on_bad_input(tmp_path) -> None:
     assert "python2.py:" in out and "E999" in out.split("python2.py:")[1].splitlines()[0]
     assert "nonutf8.py" not in out  # flake8 falls back to latin-1; nothing to report, no crash
     assert "nested.py:3:" in out and ("DET101" in out or "DET000" in out)  # analysed, or one clear line
+
+
+def test_screen_ignores_tensor_methods_named_like_numpy_functions() -> None:
+    # `x.tanh()` / `x.sum()` in a file that imports numpy are tensor methods, not np.tanh.
+    source = "import numpy as np\nimport torch\nx = torch.ones(2)\nprint(x.tanh(), x.sum(), np.pi)\n"
+    import ast
+
+    assert analyze(source, tree=ast.parse(source)).module is None
+    flagged = "import numpy as np\nimport torch\nw = torch.ones(2, requires_grad=True)\nnp.tanh(w)\n"
+    assert [d.code for d in check_source(flagged, tree=ast.parse(flagged))] == ["DET106"]
+    imported = "from numpy import asarray\nimport torch\nw = torch.ones(2, requires_grad=True)\nasarray(w)\n"
+    assert analyze(imported, tree=ast.parse(imported)).module is not None
+
+
+def test_screen_ignores_detach_not_after_a_device_move() -> None:
+    import ast
+
+    source = "import torch\nw = torch.ones(2, requires_grad=True)\nv = w.detach()\n"
+    assert analyze(source, tree=ast.parse(source)).module is None

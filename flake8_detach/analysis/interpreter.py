@@ -13,6 +13,7 @@ bodies analysed once with their parameters treated as values of unknown origin.
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -275,7 +276,7 @@ class Interpreter:
         return self.imports.resolve(node) or (node.value if isinstance(node, cst.Name) else None)
 
     # ------------------------------------------------------------- statements
-    def exec_block(self, body: cst.BaseSuite | list | tuple, env: Env) -> None:
+    def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
         statements = body.body if isinstance(body, cst.BaseSuite) else body
         for statement in statements:
             self.exec_statement(statement, env)
@@ -585,7 +586,7 @@ class Interpreter:
             facts.grad_disabled.add(node)
         return value
 
-    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:  # noqa: C901 - a dispatch table
+    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:  # a dispatch table
         if isinstance(node, cst.Name):
             return self._eval_name(node, env)
         if isinstance(node, cst.Attribute):
@@ -599,7 +600,7 @@ class Interpreter:
                 if isinstance(element.slice, cst.Index):
                     self.eval(element.slice.value, env)
                     index_value = element.slice.value
-                else:
+                elif isinstance(element.slice, cst.Slice):
                     for part in (element.slice.lower, element.slice.upper, element.slice.step):
                         if part is not None:
                             self.eval(part, env)
@@ -639,30 +640,11 @@ class Interpreter:
             self.assign(node.target, value, env)
             return value
         if isinstance(node, cst.List | cst.Tuple | cst.Set):
-            items = []
-            for element in node.elements:
-                value = self.eval(element.value, env)
-                items.append(value.element() if isinstance(element, cst.StarredElement) else value)
-            structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
-            return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+            return self._eval_sequence(node, env)
         if isinstance(node, cst.Dict):
-            values = []
-            for element in node.elements:
-                if isinstance(element, cst.DictElement):
-                    self.eval(element.key, env)
-                    values.append(self.eval(element.value, env))
-                else:
-                    values.append(self.eval(element.value, env).element())
-            return Value(Flag.CONTAINER, elem=merge_all(values))
+            return self._eval_dict(node, env)
         if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
-            inner = Env(parent=env, self_name=env.self_name, cls=env.cls)
-            self._comprehension(node.for_in, inner, outer=env)
-            if isinstance(node, cst.DictComp):
-                self.eval(node.key, inner)
-                element = self.eval(node.value, inner)
-            else:
-                element = self.eval(node.elt, inner)
-            return Value(Flag.CONTAINER, elem=element)
+            return self._eval_comprehension(node, env)
         if isinstance(node, cst.Lambda):
             inner = Env(parent=env)
             for param in _all_params(node.params):
@@ -678,12 +660,12 @@ class Interpreter:
                 return EMPTY
             return sem.string_device(text) if isinstance(text, str) else EMPTY
         if isinstance(node, cst.FormattedString):
-            for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
-                    self.eval(part.expression, env)
-            first = node.parts[0] if node.parts else None
-            if isinstance(first, cst.FormattedStringText):
-                return sem.string_device(first.value.split(":")[0])
+            for content in node.parts:
+                if isinstance(content, cst.FormattedStringExpression):
+                    self.eval(content.expression, env)
+            first_part = node.parts[0] if node.parts else None
+            if isinstance(first_part, cst.FormattedStringText):
+                return sem.string_device(first_part.value.split(":")[0])
             return EMPTY
         if isinstance(node, cst.Await):
             return self.eval(node.expression, env)
@@ -699,6 +681,35 @@ class Interpreter:
             if isinstance(child, cst.BaseExpression):
                 self.eval(child, env)
         return EMPTY
+
+    def _eval_sequence(self, node: cst.List | cst.Tuple | cst.Set, env: Env) -> Value:
+        items: list[Value] = []
+        for element in node.elements:
+            value = self.eval(element.value, env)
+            items.append(value.element() if isinstance(element, cst.StarredElement) else value)
+        structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
+        return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+
+    def _eval_dict(self, node: cst.Dict, env: Env) -> Value:
+        values: list[Value] = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.eval(element.key, env)
+                values.append(self.eval(element.value, env))
+            elif isinstance(element, cst.StarredDictElement):
+                values.append(self.eval(element.value, env).element())
+        return Value(Flag.CONTAINER, elem=merge_all(values))
+
+    def _eval_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
+                            env: Env) -> Value:
+        inner = Env(parent=env, self_name=env.self_name, cls=env.cls)
+        self._comprehension(node.for_in, inner, outer=env)
+        if isinstance(node, cst.DictComp):
+            self.eval(node.key, inner)
+            element = self.eval(node.value, inner)
+        else:
+            element = self.eval(node.elt, inner)
+        return Value(Flag.CONTAINER, elem=element)
 
     def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
         iterable = self.eval(comp.iter, outer)

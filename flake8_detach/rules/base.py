@@ -7,6 +7,7 @@ walks the tree itself. Its VALID and INVALID examples are run as tests
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -15,6 +16,7 @@ import libcst as cst
 
 from ..analysis.interpreter import Facts
 from ..diagnostics import Finding
+from ..screening import ScreenContext
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,17 @@ class Rule:
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         raise NotImplementedError
+
+    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
+        """Cheap look at a candidate attribute in flake8's `ast` tree: could this one fire?
+
+        Files where no candidate passes are never parsed with libcst.
+        """
+        return True
+
+    def screen_imports(self, context: ScreenContext) -> bool:
+        """Whether the file's imports alone make it a candidate (`from numpy import asarray`)."""
+        return False
 
     def finding(self, node: cst.CSTNode, message: str | None = None, fix=None) -> Finding:
         return Finding(self.code, node, f"{self.code} {message or self.message}", fix)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 import libcst as cst
@@ -8,6 +9,7 @@ from ..analysis.interpreter import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding
 from ..fixes import detach_before_move
+from ..screening import ScreenContext
 from .base import Invalid, Rule, method_receiver
 
 DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
@@ -65,6 +67,11 @@ class CpuBeforeDetach(Rule):
             "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().to('cpu', non_blocking=True).numpy()\n",
         ),
     ]
+
+    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
+        move = node.value  # `.detach` right after a call to `.cpu()` / `.to()` / `.cuda()`
+        return (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)
+                and move.func.attr in DEVICE_MOVES)
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for call in facts.method_calls.get("detach", ()):

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 import libcst as cst
 
+from ..analysis import semantics as sem
 from ..analysis.interpreter import ConvertingCall, Facts
 from ..analysis.semantics import AXES_FACTORIES, NUMPY_CONVERTING, NUMPY_REDUCTIONS, PLOTTING
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call
+from ..screening import ScreenContext
 from .base import Invalid, Rule
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
@@ -76,6 +79,15 @@ class ImplicitNumpyConversion(Rule):
         ),
         Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
     ]
+
+    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
+        if node.attr in PLOTTING or node.attr in AXES_FACTORIES or node.attr == "subplots":
+            return context.imports("matplotlib")
+        qualified = context.resolve(node)
+        return qualified is not None and sem.converting_kind(qualified) is not None
+
+    def screen_imports(self, context: ScreenContext) -> bool:
+        return any(sem.converting_kind(q) is not None for q in context.aliases.values())
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for converting in facts.converting_calls:

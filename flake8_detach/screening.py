@@ -1,0 +1,125 @@
+"""Decide cheaply whether a file is worth parsing with libcst at all.
+
+flake8 runs every installed plugin on every file, so most files must cost next to nothing:
+first the text (does it import torch, does it mention an attribute some rule cares about),
+then flake8's free `ast` tree, where each rule looks at its candidate attribute nodes with
+what the file imports (`ScreenContext`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .rules.base import Rule
+
+TORCH_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+torch\b|import[ \t]+(?:[^\n#]*[, \t])?torch\b)", re.MULTILINE)
+
+
+@dataclass
+class ScreenContext:
+    """What the `ast` tree says the file imports: local name -> dotted name."""
+
+    tree: ast.AST
+    _aliases: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        if self._aliases is None:
+            aliases: dict[str, str] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.asname:
+                            aliases[alias.asname] = alias.name
+                        else:
+                            head = alias.name.split(".", 1)[0]
+                            aliases[head] = head
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    for alias in node.names:
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            self._aliases = aliases
+        return self._aliases
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """`np.linalg` -> `numpy.linalg` through the file's imports."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        return None
+
+    def imports(self, *modules: str) -> bool:
+        return any(
+            qualified == module or qualified.startswith(module + ".")
+            for qualified in self.aliases.values() for module in modules
+        )
+
+
+def _import_pattern(modules: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(sorted(map(re.escape, modules)))
+    return re.compile(
+        rf"^[ \t]*(?:from[ \t]+(?:{names})\b|import[ \t]+(?:[^\n#]*[, \t])?(?:{names})\b)", re.MULTILINE
+    )
+
+
+def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    # `from torch.utils.data import X` is not a use of `.data`.
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rf"\.\s*(?:{alternatives})\b(?![ \t]+import\b)")
+
+
+_IMPORT_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+_ATTRIBUTE_PATTERNS: dict[frozenset[str], re.Pattern[str]] = {}
+
+
+def _cached(cache: dict[frozenset[str], re.Pattern[str]], key: frozenset[str],
+            build: Callable[[frozenset[str]], re.Pattern[str]]) -> re.Pattern[str]:
+    pattern = cache.get(key)
+    if pattern is None:
+        pattern = cache[key] = build(key)
+    return pattern
+
+
+def active_rules(source: str, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """The rules that can apply: one with `required_modules` needs the file to import one."""
+    return tuple(
+        rule for rule in rules
+        if not rule.required_modules
+        or _cached(_IMPORT_PATTERNS, rule.required_modules, _import_pattern).search(source)
+    )
+
+
+def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = None,
+                   extra: frozenset[str] = frozenset()) -> bool:
+    """Could any rule fire on this file? ``extra``: names of configured converting functions."""
+    if "torch" not in source or not TORCH_IMPORT.search(source):
+        return False
+    active = active_rules(source, rules)
+    names = frozenset(extra.union(*(rule.candidate_attributes for rule in active)))
+    text_hit = bool(names) and bool(_cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(source))
+    if extra and any(re.search(rf"\b{re.escape(name)}\b", source) for name in extra):
+        return True
+    # `from numpy import asarray` has no `.asarray` in the text: only the imports can tell.
+    if not text_hit and not any(rule.required_modules for rule in active):
+        return False
+    if tree is None:
+        if text_hit:
+            return True
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True  # let libcst decide (newer syntax than this Python's, say)
+    context = ScreenContext(tree)
+    if text_hit:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in names and any(
+                node.attr in rule.candidate_attributes and rule.screen(node, context) for rule in active
+            ):
+                return True
+    return any(rule.screen_imports(context) for rule in active)
