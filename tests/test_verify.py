@@ -99,6 +99,21 @@ def test_det103_data_write_gives_a_wrong_gradient_where_the_fix_raises(repo_repo
     assert row.fixed.startswith("raises autograd's in-place error")
 
 
+def test_det105_alias_write_reaches_the_other_side_on_cpu(repo_report: VerifyReport) -> None:
+    rows = rows_for(repo_report, "det105", "flag_", "cpu")
+    assert len(rows) >= 3
+    for row in rows:
+        assert row.status == PASSED, row.message
+        assert "the write reached the other side" in row.observed and "with the copying fix" in row.observed
+
+
+def test_det106_library_call_raises_at_the_flagged_line(repo_report: VerifyReport) -> None:
+    rows = [row for row in rows_for(repo_report, "det106", "flag_", "cpu") if row.status != SKIPPED]
+    assert len(rows) >= 3
+    raising = [row for row in rows if row.observed.startswith("RuntimeError: Can't call numpy()")]
+    assert raising and all(row.status == PASSED and "(inside the library call)" in row.claimed for row in raising)
+
+
 def test_must_not_flag_fixtures_run_cleanly_or_say_why_not(repo_report: VerifyReport) -> None:
     for row in repo_report.rows:
         if "/ok_" in f"/{row.fixture.split('/')[-1]}" and row.device == "cpu":

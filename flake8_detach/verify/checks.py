@@ -36,8 +36,11 @@ from .fixtures import Fixture
 from .values import conversion_differences, differences, gradients, mapping_differences, preview
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-CHECKED_CODES = frozenset({"DET101", "DET102", "DET103", "DET104"})
 LINT = "lint"
+# What each code claims at run time. DET106 predicts DET101's or DET104's error (or both), raised
+# inside the library that converts the tensor; its message says which (see claim_kinds).
+CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias"}
+CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106"}
 
 # What torch says, matched loosely so that a rewording within a sentence still matches.
 REQUIRES_GRAD = re.compile(r"requires grad")
@@ -46,9 +49,10 @@ INPLACE_MODIFIED = re.compile(r"modified by an inplace operation")
 META_NO_DATA = re.compile(r"meta tensor|on meta tensors|device='meta'|no data!")
 
 META_CANNOT_SHOW = {
-    "DET101": "meta cannot show DET101: .numpy() checks the device (TypeError) before grad, and .cpu() cannot copy a meta tensor",
-    "DET102": "meta cannot show DET102: .cpu() cannot copy a meta tensor (no data), so no copy is ever recorded",
-    "DET103": "DET103 does not depend on the device: its values need real data",
+    "grad": "meta cannot show the requires-grad error: .numpy() checks the device (TypeError) first, and .cpu() cannot copy a meta tensor",
+    "move": "meta cannot show DET102: .cpu() cannot copy a meta tensor (no data), so no copy is ever recorded",
+    "data": "meta cannot show DET103: the wrong gradient is a value, and meta tensors hold none",
+    "alias": "meta cannot show DET105: shared memory is seen through values, and meta tensors hold none",
 }
 
 
@@ -108,14 +112,21 @@ class FixOutcome:
     error: str | None
 
     def problem(self) -> str | None:
+        """Why the fixed version cannot be judged as a fix (None when it can)."""
         if self.error:
             return f"the fixer could not run: {self.error}"
-        if self.remaining:
-            left = ", ".join(f"{d.code} at line {d.line}" for d in self.remaining)
-            return f"the fixer left {left}"
-        if not self.changed:
+        fixable = [d for d in self.remaining if d.fix is not None]
+        if fixable:
+            return "the fixer left " + ", ".join(f"{d.code} at line {d.line}" for d in fixable)
+        if not self.changed and not self.remaining:
             return "the fixer changed nothing"
         return None
+
+    def advice_only(self) -> str | None:
+        """The diagnostics the rules leave with advice (no automatic fix), if any."""
+        if not self.remaining or any(d.fix is not None for d in self.remaining):
+            return None
+        return "no automatic fix for " + ", ".join(f"{d.code} at line {d.line}" for d in self.remaining) + " (advice only)"
 
 
 @dataclass
@@ -128,22 +139,35 @@ class Runs:
     write_skipped: RunResult | None = None
 
 
-def lint(fixture: Fixture, settings: Settings) -> tuple[set[tuple[int, str]] | None, str | None]:
-    """The (line, code) pairs the linter reports, as flake8 would (after `# noqa`); or an error."""
+def lint(fixture: Fixture, settings: Settings) -> tuple[list[Diagnostic], str | None]:
+    """The diagnostics the linter reports, as flake8 would (after `# noqa`); or an error."""
     try:
-        diagnostics = unsuppressed(fixture.source, analyze(fixture.source, settings).diagnostics)
+        return unsuppressed(fixture.source, analyze(fixture.source, settings).diagnostics), None
     except AnalysisError as error:
-        return None, str(error)
-    return {(d.line, d.code) for d in diagnostics}, None
+        return [], str(error)
 
 
-def lint_row(fixture: Fixture, settings: Settings) -> Row:
+def claim_kinds(fixture: Fixture, diagnostics: list[Diagnostic]) -> dict[int, frozenset[str]]:
+    """Line -> what its claims predict at run time; DET106's message names the error it predicts."""
+    messages = {(d.line, d.code): d.message for d in diagnostics}
+    kinds: dict[int, frozenset[str]] = {}
+    for line, codes in fixture.claims.items():
+        found = {CODE_KINDS[code] for code in codes if code in CODE_KINDS}
+        if "DET106" in codes:
+            message = messages.get((line, "DET106"), "")
+            predicted = {kind for kind, error in (("grad", "(RuntimeError)"), ("device", "(TypeError)")) if error in message}
+            found |= predicted or {"grad"}
+        kinds[line] = frozenset(found)
+    return kinds
+
+
+def lint_row(fixture: Fixture, diagnostics: list[Diagnostic], error: str | None) -> Row:
     claimed = {(line, code) for line, codes in fixture.claims.items() for code in codes}
-    found, error = lint(fixture, settings)
     row = Row(fixture.name, str(fixture.path), LINT, PASSED, _pairs(claimed), "")
-    if error is not None or found is None:
+    if error is not None:
         row.status, row.observed = FAILED, f"the linter could not analyse it: {error}"
         return row
+    found = {(d.line, d.code) for d in diagnostics}
     row.observed = _pairs(found)
     if found != claimed:
         row.status = FAILED
@@ -173,22 +197,26 @@ def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
     if unknown:
         return f"no runtime check for {', '.join(unknown)} yet"
     if leg.is_stand_in:
-        for codes in fixture.claims.values():
-            if "DET104" not in codes:
-                return META_CANNOT_SHOW[min(codes)]
+        for kinds in fixture.kinds.values():
+            if "device" not in kinds:
+                return META_CANNOT_SHOW[min(kinds)]
     return None
 
 
-def expected_raise(codes: tuple[str, ...], leg: DeviceLeg) -> Expectation | None:
-    if leg.name != "cpu" and "DET104" in codes:
+def expected_raise(kinds: frozenset[str], leg: DeviceLeg) -> Expectation | None:
+    if leg.name != "cpu" and "device" in kinds:
         return RAISES_DEVICE_TYPE  # torch checks the device before grad
-    if "DET101" in codes:
+    if "grad" in kinds:
         return RAISES_REQUIRES_GRAD
     return None
 
 
 def raising_claims(fixture: Fixture, leg: DeviceLeg) -> dict[int, Expectation]:
-    return {line: expected for line, codes in fixture.claims.items() if (expected := expected_raise(codes, leg))}
+    return {line: expected for line, kinds in fixture.kinds.items() if (expected := expected_raise(kinds, leg))}
+
+
+def lines_of_kind(fixture: Fixture, kind: str) -> list[int]:
+    return sorted(line for line, kinds in fixture.kinds.items() if kind in kinds)
 
 
 def variants_needed(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None) -> set[str]:
@@ -198,7 +226,7 @@ def variants_needed(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None) ->
         needed.add("fixed")
     if leg.has_data and raising_claims(fixture, leg):
         needed.add("reference")
-    if leg.has_data and "DET103" in fixture.codes:
+    if leg.has_data and lines_of_kind(fixture, "data"):
         needed.add("write_skipped")
     return needed
 
@@ -256,15 +284,15 @@ def _judge_original(row: Row, fixture: Fixture, leg: DeviceLeg, raising: dict[in
     else:
         row.observed = "ran cleanly"
     notes = []
-    for line in fixture.lines_claiming("DET102"):
+    for line in lines_of_kind(fixture, "move"):
         verdict, note = _device_move_verdict(run, line, leg)
         notes.append(note)
         if not verdict:
             row.status, row.line = FAILED, line
-    if "DET103" in fixture.codes:
+    if lines_of_kind(fixture, "data"):
         notes.append(".data ran silently")
-    if "DET104" in fixture.codes and leg.name == "cpu" and not any("DET101" in c for c in fixture.claims.values()):
-        notes.append("the flagged .numpy() ran on cpu")
+    if leg.name == "cpu" and any("device" in kinds and "grad" not in kinds for kinds in fixture.kinds.values()):
+        notes.append("the flagged conversion ran on cpu")
     note = "; ".join(n for n in notes if n)
     if note:
         row.observed = note if row.observed == "ran cleanly" else f"{row.observed}; {note}"
@@ -297,6 +325,13 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
     if problem:
         row.status, row.fixed = FAILED, f"FAILED: {problem}"
         return
+    assert fix is not None
+    advice = fix.advice_only()
+    if advice:
+        row.fixed = advice
+        if lines_of_kind(fixture, "alias") and leg.has_data:
+            row.status, row.observed = SKIPPED, f"{row.observed}; DET105 is shown against its copying fix, and there is none"
+        return
     fixed = runs.fixed
     if fixed is None:
         row.status, row.fixed = FAILED, "FAILED: the fixed version was not run"
@@ -305,12 +340,15 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
         row.fixed = f"not run through on meta ({_no_data_note(fixed)})"
         return
     if not fixed.ran_cleanly:
-        if "DET103" in fixture.codes and fixed.exception and INPLACE_MODIFIED.search(fixed.exception.message):
+        if lines_of_kind(fixture, "data") and fixed.exception and INPLACE_MODIFIED.search(fixed.exception.message):
             _judge_hidden_write(row, fixture, runs)
             return
         row.status, row.fixed = FAILED, f"FAILED: {fixed.describe()}"
         return
     notes = ["runs"]
+    if leg.has_data and lines_of_kind(fixture, "alias"):
+        _judge_alias(row, leg, runs.original, fixed)
+        return
     if leg.has_data:
         if original_raised:
             reference = runs.reference
@@ -318,18 +356,19 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
                 row.status = FAILED
                 row.fixed = f"FAILED: the reference run (.numpy(force=True)) {reference.describe() if reference else 'was not run'}"
                 return
-            found = conversion_differences(reference.conversions, fixed.conversions)
-            found += mapping_differences(reference.values, fixed.values)
-            baseline = "the reference (.numpy(force=True))"
+            baseline_run, baseline = reference, "the reference (.numpy(force=True))"
         else:
-            found = conversion_differences(runs.original.conversions, fixed.conversions)
-            found += mapping_differences(runs.original.values, fixed.values)
-            baseline = "the original"
+            baseline_run, baseline = runs.original, "the original"
+        found = mapping_differences(baseline_run.values, fixed.values)
+        if not fixture.lines_claiming("DET106"):
+            # DET106's fix moves the conversion out of the library into the fixture's own code,
+            # so only the values are comparable there, not the list of `.numpy()` calls.
+            found = conversion_differences(baseline_run.conversions, fixed.conversions) + found
         if found:
             row.status, row.fixed = FAILED, f"FAILED: values differ from {baseline}: {'; '.join(found[:3])}"
             return
         notes.append(f"same values as {baseline}")
-    if "DET102" in fixture.codes and leg.has_data:
+    if lines_of_kind(fixture, "move") and leg.has_data:
         still = [move for move in fixed.moves if not move["same"] and move["grad_fn"]]
         if still:
             row.status, row.fixed = FAILED, f"FAILED: a copy is still recorded at line {still[0]['line']} ({still[0]['grad_fn']})"
@@ -337,6 +376,25 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
         if leg.name != "cpu":
             notes.append("no copy recorded")
     row.fixed = ", ".join(notes)
+
+
+def _judge_alias(row: Row, leg: DeviceLeg, original: RunResult, fixed: RunResult) -> None:
+    """DET105: the fix copies where the alias is made; the original differs from it only on the CPU."""
+    found = mapping_differences(original.values, fixed.values)
+    if leg.name == "cpu":
+        if not found:
+            row.status = FAILED
+            row.observed += "; the write did not reach the other side: same values as with the copying fix"
+            return
+        row.observed += f"; the write reached the other side ({found[0]} with the copying fix)"
+        row.fixed = "runs; with the copy the other side keeps its values"
+        return
+    if found:
+        row.status = FAILED
+        row.observed += f"; on {leg.name} the write still reached the other side ({found[0]})"
+        return
+    row.observed += f"; on {leg.name} the conversion copied: nothing shared"
+    row.fixed = "runs, same values as the original"
 
 
 def _judge_hidden_write(row: Row, fixture: Fixture, runs: Runs) -> None:
@@ -380,16 +438,20 @@ def _claimed_text(fixture: Fixture, leg: DeviceLeg, raising: dict[int, Expectati
     if not fixture.claims:
         return "runs cleanly"
     parts = []
-    for line, codes in sorted(fixture.claims.items()):
+    for line, kinds in sorted(fixture.kinds.items()):
         expected = raising.get(line)
         if expected is not None:
-            parts.append(f"{expected.text} at line {line}")
-        if "DET102" in codes:
+            inside = " (inside the library call)" if "DET106" in fixture.claims.get(line, ()) else ""
+            parts.append(f"{expected.text} at line {line}{inside}")
+        if "move" in kinds:
             parts.append(f"line {line}: no effect on cpu" if leg.name == "cpu" else f"line {line}: the copy is recorded (grad_fn)")
-        if "DET103" in codes:
+        if "data" in kinds:
             parts.append(f"line {line}: .data runs silently")
-        if "DET104" in codes and leg.name == "cpu" and "DET101" not in codes:
+        if "device" in kinds and leg.name == "cpu" and "grad" not in kinds:
             parts.append(f"line {line} runs on cpu")
+        if "alias" in kinds:
+            where = "the write also changes the other side" if leg.name == "cpu" else "the conversion copies: nothing shared"
+            parts.append(f"line {line}: {where}")
     return "; ".join(parts)
 
 

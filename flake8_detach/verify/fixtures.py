@@ -31,6 +31,9 @@ class Fixture:
     requires: tuple[str, ...] = ()
     reads_device: bool = False
     error: str | None = None  # set when the file could not be read
+    # line -> what the claims there mean at run time ("grad", "device", "move", "data", "alias");
+    # filled from the linter's messages by the harness (DET106 says which error it predicts).
+    kinds: dict[int, frozenset[str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

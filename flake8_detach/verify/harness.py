@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from .checks import (
     FixOutcome,
     Row,
     Runs,
+    claim_kinds,
     fix_fixture,
     judge,
+    lint,
     lint_row,
     skip_reason,
     skip_statements,
@@ -85,9 +87,15 @@ def verify(
 ) -> VerifyReport:
     started = time.perf_counter()
     settings = settings or Settings()
-    fixtures = discover_fixtures(paths)
     cuda = probe_cuda()
     legs = plan_devices(devices, cuda)
+    fixtures, linted = [], {}
+    for fixture in discover_fixtures(paths):
+        if not fixture.error:
+            diagnostics, error = lint(fixture, settings)
+            fixture = replace(fixture, kinds=claim_kinds(fixture, diagnostics))
+            linted[fixture.path] = lint_row(fixture, diagnostics, error)
+        fixtures.append(fixture)
     fixes = {fixture.path: fix_fixture(fixture, settings) for fixture in fixtures if fixture.claims and not fixture.error}
 
     rows: list[Row] = []
@@ -97,7 +105,7 @@ def verify(
         if fixture.error:
             rows.append(Row(fixture.name, str(fixture.path), "-", FAILED, "a readable fixture", fixture.error))
             continue
-        rows.append(lint_row(fixture, settings))
+        rows.append(linted[fixture.path])
         for leg in legs:
             reason = skip_reason(fixture, leg)
             if reason:

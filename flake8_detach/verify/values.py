@@ -14,10 +14,11 @@ def differences(expected: Any, observed: Any, where: str) -> list[str]:
     """Human-readable differences between two value pictures (empty when they agree)."""
     if expected is None or observed is None:
         return [] if expected is observed else [f"{where}: present in one run only"]
-    if expected.get("kind") != observed.get("kind"):
-        return [f"{where}: {expected.get('kind')} vs {observed.get('kind')}"]
-    kind = expected["kind"]
-    if kind in ("tensor", "array"):
+    kind = expected.get("kind")
+    numeric = {"tensor", "array"}
+    if kind != observed.get("kind") and not {kind, observed.get("kind")} <= numeric:
+        return [f"{where}: {kind} vs {observed.get('kind')}"]
+    if kind in numeric:  # a tensor and an array holding the same numbers agree
         found = []
         if expected.get("shape") != observed.get("shape"):
             return [f"{where}: shape {expected.get('shape')} vs {observed.get('shape')}"]
