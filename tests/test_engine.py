@@ -136,3 +136,9 @@ def test_screen_ignores_detach_not_after_a_device_move() -> None:
 
     source = "import torch\nw = torch.ones(2, requires_grad=True)\nv = w.detach()\n"
     assert analyze(source, tree=ast.parse(source)).module is None
+
+
+def test_subscript_store_through_data_is_a_write() -> None:
+    source = "import torch\nm = torch.nn.Linear(2, 2)\nm.weight.data[0] = 1.0\nprint(m.data_size if False else 0)\n"
+    messages = [d.message for d in check_source(source)]
+    assert len(messages) == 1 and "in-place write through .data" in messages[0]

@@ -594,6 +594,7 @@ class Interpreter:
         if isinstance(node, cst.Call):
             return self._eval_call(node, env)
         if isinstance(node, cst.Subscript):
+            self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
             base = self.eval(node.value, env)
             index_value: cst.BaseExpression | None = None
             for element in node.slice:
