@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 from .checks import FAILED, LINT, PASSED, SKIPPED, Row
@@ -51,9 +52,13 @@ def _devices_line(report: VerifyReport) -> str:
     return "devices: " + "; ".join(parts)
 
 
-def render_markdown(report: VerifyReport) -> str:
-    """One row per fixture, one column per device: a compact, regenerated proof for the README."""
-    labels = [LINT] + [leg.label for leg in report.legs]
+def render_markdown(report: VerifyReport, *, include_skipped_legs: bool = True) -> str:
+    """One row per fixture, one column per device: a compact, regenerated proof for the README.
+
+    A leg skipped as a whole (no GPU) can be left out of the columns; the caller says so elsewhere.
+    """
+    legs = [leg for leg in report.legs if include_skipped_legs or not leg.skip_reason]
+    labels = [LINT] + [leg.label for leg in legs]
     cells: dict[str, dict[str, Row]] = defaultdict(dict)
     order: list[str] = []
     for row in report.rows:
@@ -61,15 +66,20 @@ def render_markdown(report: VerifyReport) -> str:
             order.append(row.fixture)
         cells[row.fixture][row.device] = row
     lines = [
-        "| fixture | " + " | ".join(labels) + " | fixed version |",
+        "| fixture | " + " | ".join(labels) + " | fixed version (cpu) |",
         "|---|" + "---|" * len(labels) + "---|",
     ]
     for fixture in order:
         by_device = cells[fixture]
         cpu = by_device.get("cpu")
         fixed = _compact_fixed(cpu.fixed) if cpu is not None and cpu.fixed else ""
-        lines.append(f"| `{fixture}` | " + " | ".join(_cell(by_device.get(label)) for label in labels) + f" | {fixed} |")
+        columns = " | ".join(_escape(_cell(by_device.get(label))) for label in labels)
+        lines.append(f"| `{fixture}` | {columns} | {_escape(fixed)} |")
     return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _cell(row: Row | None) -> str:
@@ -84,14 +94,12 @@ def _cell(row: Row | None) -> str:
 
 
 def _compact_observed(text: str) -> str:
-    """`RuntimeError: Can't call numpy() ... at line 5` -> `RuntimeError @5`; notes kept short."""
-    first = text.split("; ")[0]
-    if ": " in first and " at line " in first and first.split(":")[0].isidentifier():
-        kind = first.split(":")[0]
-        line = first.rsplit(" at line ", 1)[1].split(" ")[0]
-        rest = text.split("; ")[1:]
-        return f"{kind} @{line}" + ("; " + "; ".join(rest) if rest else "")
-    return text
+    """`RuntimeError: Can't call numpy() ... at line 5; note` -> `RuntimeError at line 5; note`."""
+    first, *rest = text.split("; ")
+    kind = first.split(":")[0]
+    if ": " in first and " at line " in first and kind.isidentifier():
+        first = f"{kind} at line {first.rsplit(' at line ', 1)[1]}"
+    return "; ".join([first, *rest])
 
 
 def _compact_reason(text: str) -> str:
@@ -100,9 +108,10 @@ def _compact_reason(text: str) -> str:
     if text.startswith("does not read DEVICE"):
         return "device-independent"
     if text.startswith("meta holds no data"):
-        return "meta has no data"
+        found = re.search(r"meta holds no data: (\w+):.* at line (\d+)", text)
+        return f"meta holds no data ({found.group(1)} at line {found.group(2)})" if found else "meta holds no data"
     if text.startswith("meta cannot show"):
-        return text.split(":")[0].replace("meta cannot show ", "meta cannot show ")
+        return text.split(":")[0]
     return text
 
 
