@@ -236,3 +236,45 @@ def test_minimal_edit_always_rebuilds_the_new_text() -> None:
         assert apply(old, minimal_edit(old, new)) == new
 
     check()
+
+
+EDGE_CASES = [
+    NESTED_WRITE,
+    NESTED_WRITE.rstrip("\n"),  # no final newline: libcst drops the last statement's newline
+    "import torch\r\nw = torch.ones(3, requires_grad=True)\r\nif w:\r\n\tw.data.zero_()\r\n\ty = (w\r\n\t  .cpu()\r\n\t  .numpy())\r\n",
+    (
+        "import torch\nclass A:\n    def f(self):\n        p = torch.nn.Parameter(torch.ones(1))\n"
+        "        # comment\n        p.data = torch.zeros(1)\n        return p.cpu().detach()\n"
+    ),
+]
+
+
+def _sources_with_fixes() -> list[tuple[str, str]]:
+    fixtures = sorted(path for path in (REPO / "fixtures").rglob("*.py") if not path.name.endswith(".fixed.py"))
+    named = [(str(path.relative_to(REPO)), path.read_text(encoding="utf-8")) for path in fixtures]
+    return named + [(f"edge case {index}", source) for index, source in enumerate(EDGE_CASES)]
+
+
+def test_each_fix_edit_is_exactly_libcsts_rewrite() -> None:
+    """Every fix of every fixture, as a text edit, gives what applying it to the tree gives."""
+    from flake8_detach.engine import AnalysisError, analyze
+    from flake8_detach.fixer import replace_nodes
+    from flake8_detach.reporting.spans import fix_edits
+
+    checked = 0
+    for name, source in _sources_with_fixes():
+        try:
+            analysis = analyze(source, Settings())
+        except AnalysisError:
+            continue
+        fixes = [d.fix for d in analysis.diagnostics if d.fix is not None]
+        if analysis.module is None or not fixes:
+            continue
+        for fix, edit in zip(fixes, fix_edits(analysis.module, fixes)):
+            expected = replace_nodes(analysis.module, {fix.node: fix.replacement}).code
+            got = apply_edit(
+                source, (edit.start_line, edit.start_column + 1), (edit.end_line, edit.end_column + 1), edit.new_text
+            )
+            assert got == expected, name
+            checked += 1
+    assert checked >= 10, "too few fixes exercised"
