@@ -141,7 +141,10 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     if not has_candidates(source, settings.rules()):
         return FixResult(source, original=source)
     try:
-        outcome = fix_module(parse(source), settings, unsafe=unsafe)
+        module = parse(source)
+        if module.code != source:  # libcst 1.9 drops a final lone CR and a form feed starting a statement
+            raise AnalysisError("libcst cannot print this file back byte for byte (a final lone CR, or a form feed before a statement)")
+        outcome = fix_module(module, settings, unsafe=unsafe)
     except AnalysisError as error:
         return FixResult(source, original=source, error=str(error))
     except RecursionError:
