@@ -127,13 +127,14 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def stale(root: Path, files: dict[str, str]) -> list[str]:
-    """Generated paths whose committed copy differs or is missing, plus orphan rule pages."""
-    differing = [rel for rel, content in sorted(files.items())
-                 if not (root / rel).is_file() or (root / rel).read_text(encoding="utf-8") != content]
-    wanted = set(files)
-    orphans = [p.relative_to(root).as_posix() for p in sorted((root / RULES_DIR).glob("DET*.md"))
-               if p.relative_to(root).as_posix() not in wanted]
-    return differing + orphans
+    """Generated paths whose committed copy differs or is missing."""
+    return [rel for rel, content in sorted(files.items())
+            if not (root / rel).is_file() or (root / rel).read_text(encoding="utf-8") != content]
+
+
+def orphan_pages(root: Path, pages: dict[str, str]) -> list[Path]:
+    """Rule pages on disk for a rule that no longer exists."""
+    return sorted(p for p in (root / RULES_DIR).glob("DET*.md") if p.relative_to(root).as_posix() not in pages)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,15 +157,15 @@ def main(argv: list[str] | None = None) -> int:
             write(Path(scratch), figures)
             pages = generated_pages(Path(scratch), evidence)
         out_of_date = stale(REPO, {**figures, **pages})
+        out_of_date += [p.relative_to(REPO).as_posix() for p in orphan_pages(REPO, pages)]
         for relative in out_of_date:
             print(f"out of date: {relative}", file=sys.stderr)
         return 1 if out_of_date else 0
 
     write(REPO, figures)
     pages = generated_pages(REPO, evidence)
-    for page in (REPO / RULES_DIR).glob("DET*.md"):
-        if page.relative_to(REPO).as_posix() not in pages:
-            page.unlink()  # the page of a rule that no longer exists
+    for orphan in orphan_pages(REPO, pages):
+        orphan.unlink()
     write(REPO, pages)
     print(f"wrote {len(figures)} figure files and {len(ALL_RULES) + 1} pages", file=sys.stderr)
     return 0

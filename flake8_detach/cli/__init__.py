@@ -13,7 +13,7 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "fix", "lsp", "verify")
+SUBCOMMANDS: tuple[str, ...] = ("check", "fix", "explain", "lsp", "verify")
 
 
 def build_parser() -> argparse.ArgumentParser:
