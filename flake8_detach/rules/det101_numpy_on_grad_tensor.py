@@ -22,8 +22,9 @@ class NumpyOnGradTensor(Rule):
         "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
         "computed so that `backward()` can send gradients through it. A NumPy array has no graph, "
         "so PyTorch refuses to hand the storage over silently and raises `RuntimeError: Can't call "
-        "numpy() on Tensor that requires grad`. `.cpu()` does not help (the copy is still in the "
-        "graph) and neither does `model.eval()` (it changes layers, not grad mode)."
+        "numpy() on Tensor that requires grad`. `.cpu()` does not help (on the CPU it returns the "
+        "same tensor; on a GPU the copy it makes is recorded in the graph) and neither does "
+        "`model.eval()` (it changes how layers behave, not grad mode)."
     )
     example = "out = model(x)\nout.cpu().numpy()"
     use_instead = "out = model(x)\nout.detach().cpu().numpy()"
