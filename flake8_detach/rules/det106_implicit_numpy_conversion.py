@@ -46,8 +46,8 @@ class ImplicitNumpyConversion(Rule):
     why_bad = (
         "These libraries call `Tensor.__array__`, that is `.numpy()`, on what you pass them, so "
         "they fail exactly as `.numpy()` would (RuntimeError for a tensor that requires grad, "
-        "TypeError for a GPU tensor), only deeper in a traceback that does not show your line. "
-        "About half of the crashes in real bug reports come this way."
+        "TypeError for a GPU tensor). The error is raised below several frames of the library's own "
+        "code, about a `.numpy()` call your code never makes, so the cause is easy to miss."
     )
     example = "losses.append(loss)\nplt.plot(np.array(losses))"
     use_instead = "losses.append(loss.item())\nplt.plot(np.array(losses))"
