@@ -285,3 +285,14 @@ def test_value_comparison_ignores_grad_fn_but_not_values() -> None:
     assert differences(left, dict(left, data=[1.0, 2.5]), "x") == ["x: [1, 2] vs [1, 2.5]"]
     module = {"kind": "module", "tensors": {"weight": dict(left, grad={"kind": "tensor", "shape": [2], "data": [0.5, 0.5]})}}
     assert list(gradients({"model": module})) == ["model.weight.grad"]
+
+
+def test_readme_proof_table_lists_every_fixture() -> None:
+    """The README's Proof table is generated; a fixture missing from it means it was not regenerated."""
+    readme = (FIXTURES.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- proof:start")
+    table = readme[start : readme.index("<!-- proof:end -->", start)]
+    listed = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    fixtures = {f"{path.parent.name}/{path.name}" for path in FIXTURES.rglob("*.py") if not path.name.endswith(".fixed.py")}
+    assert fixtures - listed == set(), "run: python scripts/update_readme_proof.py"
+    assert "0 failed" in table

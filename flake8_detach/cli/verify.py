@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.paths and not DEFAULT_FIXTURES.is_dir():
+        print("flake8-detach verify: error: no fixtures/ folder beside this installation; pass the fixtures' PATH", file=sys.stderr)
+        return 2
     paths = args.paths or [DEFAULT_FIXTURES]
     absent = [str(path) for path in paths if not Path(path).exists()]
     if absent:
