@@ -142,3 +142,26 @@ def test_subscript_store_through_data_is_a_write() -> None:
     source = "import torch\nm = torch.nn.Linear(2, 2)\nm.weight.data[0] = 1.0\nprint(m.data_size if False else 0)\n"
     messages = [d.message for d in check_source(source)]
     assert len(messages) == 1 and "in-place write through .data" in messages[0]
+
+
+def test_helper_sink_names_the_call_that_passes_the_hazard() -> None:
+    source = (
+        "import torch\n\n\ndef to_numpy(tensor):\n    return tensor.numpy()\n\n\n"
+        "model = torch.nn.Linear(2, 2)\nto_numpy(model(torch.ones(2)))\n"
+    )
+    (diagnostic,) = check_source(source)
+    assert (diagnostic.line, diagnostic.code) == (5, "DET101")
+    assert diagnostic.message.endswith("(the value is passed by the call on line 9)")
+
+
+def test_return_value_carries_model_output_to_callers() -> None:
+    source = (
+        "import torch\nmodel = torch.nn.Linear(2, 2)\n\n\ndef predict(x):\n    return model(x)\n\n\n"
+        "predict(torch.ones(2)).numpy()\n"
+    )
+    assert [(d.line, d.code) for d in check_source(source)] == [(9, "DET101")]
+
+
+def test_identity_helper_does_not_make_its_results_unknown() -> None:
+    source = "import torch\n\n\ndef first(items):\n    return items[0]\n\n\nfirst([torch.zeros(2)]).numpy()\n"
+    assert check_source(source) == []

@@ -15,7 +15,8 @@ from typing import ClassVar
 import libcst as cst
 
 from ..analysis.interpreter import Facts
-from ..diagnostics import Finding
+from ..analysis.values import Value
+from ..diagnostics import Finding, Fix
 from ..screening import ScreenContext
 
 
@@ -59,8 +60,16 @@ class Rule:
         """Whether the file's imports alone make it a candidate (`from numpy import asarray`)."""
         return False
 
-    def finding(self, node: cst.CSTNode, message: str | None = None, fix=None) -> Finding:
-        return Finding(self.code, node, f"{self.code} {message or self.message}", fix)
+    def finding(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None,
+                related: cst.CSTNode | None = None) -> Finding:
+        return Finding(self.code, node, f"{self.code} {message or self.message}", fix, related)
+
+
+def call_site_note(value: Value) -> tuple[str, cst.CSTNode | None]:
+    """For a hazard that reached a helper's parameter: a message suffix naming the passing call."""
+    if isinstance(value.via, cst.Call):
+        return " (the value is passed by the call on line {related_line})", value.via
+    return "", None
 
 
 def method_receiver(call: cst.Call) -> cst.BaseExpression:

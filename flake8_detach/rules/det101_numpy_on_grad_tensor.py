@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..analysis.interpreter import Facts
 from ..diagnostics import Finding
 from ..fixes import insert_detach
-from .base import Invalid, Rule, method_name, method_receiver, passes_force
+from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
 
 
 class NumpyOnGradTensor(Rule):
@@ -53,5 +53,7 @@ class NumpyOnGradTensor(Rule):
         for call in facts.method_calls.get("numpy", ()):
             if passes_force(call) or not facts.grad_enabled_at(call):
                 continue
-            if facts.value_of(method_receiver(call)).may_require_grad:
-                yield self.finding(method_name(call), fix=insert_detach(call))
+            value = facts.value_of(method_receiver(call))
+            if value.may_require_grad:
+                note, related = call_site_note(value)
+                yield self.finding(method_name(call), self.message + note, insert_detach(call), related)

@@ -55,8 +55,10 @@ class LegacyDataAttribute(Rule):
         "in-place modification error."
     )
     VALID = [
-        "import torch\nclass Set(torch.utils.data.Dataset):\n    def __init__(self):\n        self.data = [1]\n"
-        "    def __getitem__(self, i):\n        return self.data[i]\n",
+        (
+            "import torch\nclass Set(torch.utils.data.Dataset):\n    def __init__(self):\n        self.data = [1]\n"
+            "    def __getitem__(self, i):\n        return self.data[i]\n"
+        ),
         "import torch\nimport numpy as np\na = np.zeros(3)\nbuf = a.data\n",
         "import torch\nfrom torch.utils.data import DataLoader\nloader = torch.utils.data.DataLoader([1])\n",
         "import torch\ndef f(batch):\n    return batch.data\n",

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..analysis.interpreter import Facts
 from ..diagnostics import Finding
 from ..fixes import insert_cpu
-from .base import Invalid, Rule, method_name, method_receiver, passes_force
+from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
 
 
 class NumpyOnDeviceTensor(Rule):
@@ -53,5 +53,7 @@ class NumpyOnDeviceTensor(Rule):
         for call in facts.method_calls.get("numpy", ()):
             if passes_force(call):
                 continue
-            if facts.value_of(method_receiver(call)).may_be_on_device:
-                yield self.finding(method_name(call), fix=insert_cpu(call))
+            value = facts.value_of(method_receiver(call))
+            if value.may_be_on_device:
+                note, related = call_site_note(value)
+                yield self.finding(method_name(call), self.message + note, insert_cpu(call), related)

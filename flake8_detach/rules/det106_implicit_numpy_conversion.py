@@ -12,7 +12,7 @@ from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call
 from ..screening import ScreenContext
-from .base import Invalid, Rule
+from .base import Invalid, Rule, call_site_note
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
 DATA_KEYWORDS = frozenset({"a", "x", "y", "data", "arr", "ary", "X", "Y", "Z", "values", "C", "s"})
@@ -117,10 +117,8 @@ class ImplicitNumpyConversion(Rule):
             else "pass .detach().cpu().numpy()"
         )
         message = f"{converting.function}() calls .numpy() on {what} {hazard}; {advice}"
-        related = target.via if isinstance(target.via, cst.Call) else None
-        if related is not None:
-            message += " (the value is passed by the call on line {related_line})"
+        note, related = call_site_note(target)
         fix = None
         if not is_container:
             fix = Fix(expr, detached_on_cpu(expr), True, "convert explicitly with .detach().cpu().numpy()")
-        return Finding(self.code, expr, f"{self.code} {message}", fix, related)
+        return self.finding(expr, message + note, fix, related)
