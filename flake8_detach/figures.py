@@ -232,6 +232,14 @@ def run_until_flagged(source: Source) -> dict[str, Any]:
     return namespace
 
 
+def run_flagged(source: Source, namespace: dict[str, Any]) -> str:
+    """Execute the flagged statement itself in ``namespace``; return its code (for the label)."""
+    statement = next(s for s in ast.parse(source.text).body if s.lineno <= source.expect_line <= (s.end_lineno or s.lineno))
+    with cpu_device():
+        exec(compile(ast.Module([statement], type_ignores=[]), source.origin, "exec"), namespace)  # noqa: S102
+    return ast.unparse(statement)
+
+
 # ---------------------------------------------------------------------------------------------
 # One builder per rule
 
@@ -334,10 +342,8 @@ def det103() -> Figure:
     graph = add_graph(figure, outputs, "outputs", names, show_saved=True)
     outputs_id = graph.tensor
     version_before = outputs._version
-    outputs.data.mul_(2)
-    write_id = figure.add(
-        f"outputs.data.mul_(2)\nversion {version_before} -> {outputs._version}: unseen", "hazard"
-    )
+    write = run_flagged(source, namespace)  # the fixture's own `.data` write
+    write_id = figure.add(f"{write}\nversion {version_before} -> {outputs._version}: unseen", "hazard")
     saved_result = outputs.grad_fn._saved_result
     figure.link(write_id, graph.saved[(id(outputs.grad_fn), "result")], "hazard",
                 f"writes here\n(same storage: {saved_result.data_ptr() == outputs.data_ptr()})")
@@ -349,12 +355,13 @@ def det103() -> Figure:
     )
     figure.link(outputs_id, result_id, "hazard")
 
-    # The same write through .detach(), on a fresh copy of the graph.
-    fresh_inputs = inputs.detach().clone().requires_grad_(True)
-    fresh_outputs = fresh_inputs.exp()
-    fresh_outputs.detach().mul_(2)
+    # The same write through .detach(), on a fresh run of the fixture up to the flagged line.
+    fresh = run_until_flagged(source)
+    detached_write = write.replace(".data", ".detach()")
+    exec(detached_write, fresh)  # noqa: S102
+    fresh_outputs = fresh["outputs"]
     refused = figure.add(
-        f"outputs.detach().mul_(2) instead\nversion 0 -> {fresh_outputs._version}: the write is seen,\n"
+        f"{detached_write} instead\nversion 0 -> {fresh_outputs._version}: the write is seen,\n"
         "backward() raises instead of lying:\n"
         f"{error_of(lambda: fresh_outputs.sum().backward())}",
         "safe",
