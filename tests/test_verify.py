@@ -199,6 +199,13 @@ BROKEN_FIXTURES = {
         first = weights.numpy(force=True)[5]
         array = weights.numpy()  # expect: DET101
         """,
+    "flag_never_called.py": """
+        import torch
+
+
+        def to_host(tensor):
+            return tensor.cpu().detach()  # expect: DET102
+        """,
     "ok_hangs.py": "import torch\n\nwhile True:\n    pass\n",
     "ok_needs.py": "# requires: surely_not_installed_module\nimport surely_not_installed_module\n",
 }
@@ -226,6 +233,12 @@ def test_an_exception_on_an_unflagged_line_of_a_flag_fixture_fails(broken_report
     row = broken_report[1]["flag_elsewhere.py"]
     assert row.status == FAILED
     assert "observed IndexError" in (row.message or "") and "at line 4" in (row.message or "")
+
+
+def test_a_claim_on_a_line_that_never_ran_fails(broken_report: tuple[Path, dict]) -> None:
+    row = broken_report[1]["flag_never_called.py"]
+    assert (row.status, row.line) == (FAILED, 5)
+    assert row.observed == "line 5 never ran, so its claim was not exercised"
 
 
 def test_a_run_that_hangs_is_killed_and_reported(broken_report: tuple[Path, dict]) -> None:

@@ -283,6 +283,13 @@ def _judge_original(row: Row, fixture: Fixture, leg: DeviceLeg, raising: dict[in
         return False
     else:
         row.observed = "ran cleanly"
+    unexercised = sorted(line for line in fixture.claims if line not in run.executed_lines and line not in raising)
+    if unexercised and run.ran_cleanly:
+        row.status, row.line = FAILED, unexercised[0]
+        row.observed = f"line {unexercised[0]} never ran, so its claim was not exercised"
+        return False
+    if unexercised:
+        row.observed += f" (lines {', '.join(map(str, unexercised))} not reached)"
     notes = []
     for line in lines_of_kind(fixture, "move"):
         verdict, note = _device_move_verdict(run, line, leg)

@@ -51,6 +51,7 @@ class RunResult:
     values: dict[str, Any] = field(default_factory=dict)
     output: str = ""
     seconds: float = 0.0
+    executed_lines: frozenset[int] = frozenset()
 
     @property
     def ran_cleanly(self) -> bool:
@@ -81,6 +82,7 @@ class RunResult:
             values=data.get("values", {}),
             output=data.get("output", ""),
             seconds=float(data.get("seconds", 0.0)),
+            executed_lines=frozenset(data.get("executed_lines", ())),
         )
 
 

@@ -168,7 +168,9 @@ def execute(job: dict[str, Any]) -> dict[str, Any]:
     sys.argv = [filename]
     sys.path.insert(0, str(Path(filename).parent))
     result: dict[str, Any] = {"outcome": "ok", "exception": None}
+    executed: set[int] = set()
     started = time.perf_counter()
+    sys.settrace(_line_tracer(filename, executed))
     try:
         exec(compile(job["source"], filename, "exec"), namespace)  # noqa: S102 - running the fixture is the point
     except SystemExit as error:
@@ -178,11 +180,28 @@ def execute(job: dict[str, Any]) -> dict[str, Any]:
     except BaseException as error:  # noqa: BLE001 - what the fixture raised is the observation
         result["outcome"] = "raised"
         result["exception"] = _describe(error, filename)
+    finally:
+        sys.settrace(None)
     result["seconds"] = round(time.perf_counter() - started, 4)
+    result["executed_lines"] = sorted(executed)
     result["conversions"] = probes.conversions
     result["moves"] = probes.moves
     result["values"] = _globals_picture(namespace)
     return result
+
+
+def _line_tracer(filename: str, executed: set[int]) -> Any:
+    """A trace function recording the lines of ``filename`` that ran (other code is not traced)."""
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            executed.add(frame.f_lineno)
+        return local
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == filename else None
+
+    return trace
 
 
 def _describe(error: BaseException, filename: str) -> dict[str, Any]:
