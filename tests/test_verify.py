@@ -217,7 +217,7 @@ def broken_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[
     folder = tmp_path_factory.mktemp("broken")
     for name, body in BROKEN_FIXTURES.items():
         write_fixture(folder, name, body)
-    report = verify([folder], ["cpu"], timeout=3)
+    report = verify([folder], ["cpu"], timeout=6)
     return folder, {row.fixture.split("/")[-1]: row for row in report.rows if row.device == "cpu"}
 
 
