@@ -13,8 +13,9 @@ bodies analysed once with their parameters treated as values of unknown origin.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import libcst as cst
 
@@ -289,15 +290,8 @@ class Interpreter:
                 self.exec_small(small, env)
         elif isinstance(node, cst.If):
             self.eval(node.test, env)
-            before = env.snapshot()
-            self.exec_block(node.body, env)
-            after_body = env.snapshot()
-            env.vars = dict(before)
-            if isinstance(node.orelse, cst.If):
-                self.exec_statement(node.orelse, env)
-            elif isinstance(node.orelse, cst.Else):
-                self.exec_block(node.orelse.body, env)
-            env.join(after_body, env.snapshot())
+            self._alternatives(env, [partial(self.exec_block, node.body, env),
+                                     partial(self._exec_orelse, node.orelse, env)])
         elif isinstance(node, cst.For):
             iterable = self.eval(node.iter, env)
             self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
@@ -317,15 +311,8 @@ class Interpreter:
             self._define_class(node, env)
         elif isinstance(node, cst.Match):
             self.eval(node.subject, env)
-            before = env.snapshot()
-            ends = [before]
-            for case in node.cases:
-                env.vars = dict(before)
-                if case.guard is not None:
-                    self.eval(case.guard, env)
-                self.exec_block(case.body, env)
-                ends.append(env.snapshot())
-            env.join(*ends)
+            # No case may match: the state before the match is one of the outcomes.
+            self._alternatives(env, [lambda: None] + [partial(self._exec_case, case, env) for case in node.cases])
         else:
             # Unknown compound statement (future syntax): still evaluate what it holds.
             for child in node.children:
@@ -367,19 +354,38 @@ class Interpreter:
         finally:
             self.grad_enabled = saved
 
-    def _exec_try(self, node: cst.Try | cst.TryStar, env: Env) -> None:
-        self.exec_block(node.body, env)
-        after_body = env.snapshot()
-        ends = [after_body]
-        for handler in node.handlers:
-            env.vars = dict(after_body)
-            if handler.type is not None:
-                self.eval(handler.type, env)
-            if handler.name is not None:
-                self.assign(handler.name.name, EMPTY, env)
-            self.exec_block(handler.body, env)
+    def _exec_orelse(self, orelse: cst.If | cst.Else | None, env: Env) -> None:
+        if isinstance(orelse, cst.If):  # elif
+            self.exec_statement(orelse, env)
+        elif isinstance(orelse, cst.Else):
+            self.exec_block(orelse.body, env)
+
+    def _alternatives(self, env: Env, branches: Sequence[Callable[[], object]]) -> None:
+        """Run each branch from the same state; afterwards a name may hold what any branch left."""
+        start = env.snapshot()
+        ends = []
+        for branch in branches:
+            env.vars = dict(start)
+            branch()
             ends.append(env.snapshot())
         env.join(*ends)
+
+    def _exec_case(self, case: cst.MatchCase, env: Env) -> None:
+        if case.guard is not None:
+            self.eval(case.guard, env)
+        self.exec_block(case.body, env)
+
+    def _exec_handler(self, handler: cst.ExceptHandler | cst.ExceptStarHandler, env: Env) -> None:
+        if handler.type is not None:
+            self.eval(handler.type, env)
+        if handler.name is not None:
+            self.assign(handler.name.name, EMPTY, env)
+        self.exec_block(handler.body, env)
+
+    def _exec_try(self, node: cst.Try | cst.TryStar, env: Env) -> None:
+        self.exec_block(node.body, env)
+        # After the body: no exception, or one caught by any handler.
+        self._alternatives(env, [lambda: None] + [partial(self._exec_handler, h, env) for h in node.handlers])
         if node.orelse is not None:
             self.exec_block(node.orelse.body, env)
         if node.finalbody is not None:
