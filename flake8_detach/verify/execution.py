@@ -12,7 +12,11 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+# Run by path: `-m flake8_detach.verify.runner` would import the package, and libcst with it.
+RUNNER = Path(__file__).with_name("runner.py")
 
 
 class RunnerError(Exception):
@@ -104,7 +108,7 @@ def run_jobs(jobs: list[Job], workers: int = 2) -> list[RunResult]:
     try:
         try:
             completed = subprocess.run(
-                [sys.executable, "-m", "flake8_detach.verify.runner", results_path],
+                [sys.executable, str(RUNNER), results_path],
                 input=json.dumps(request),
                 capture_output=True,
                 text=True,

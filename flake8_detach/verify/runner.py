@@ -1,6 +1,7 @@
 """The subprocess side of `verify`: execute fixture sources and report what happened, as JSON.
 
-Run as ``python -m flake8_detach.verify.runner RESULTS.json`` with a JSON object
+Run as ``python path/to/runner.py RESULTS.json`` (by path: the package, and libcst with it, is not
+imported) with a JSON object
 ``{"workers": N, "jobs": [...]}`` on standard input. Importing torch costs 1-2 s, so this process
 imports it once and forks a fresh child per job (a small fork server): every run starts from the
 same clean state, with its own globals, seeds and probes, and a job that hangs or crashes is
@@ -21,6 +22,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -246,24 +248,39 @@ def _child(job: dict[str, Any], result_path: str, output_path: str) -> None:
     os.replace(result_path + ".tmp", result_path)
 
 
-def _warm_up(devices: set[str]) -> None:
+# Slow to import, imported by fixtures, and safe to import before a fork (no threads started):
+# importing them once here saves each run about a second.
+WARM_IMPORTS = ("matplotlib", "matplotlib.pyplot", "pandas")
+_IMPORTED = re.compile(r"^[ \t]*(?:import|from)[ \t]+([\w.]+)", re.MULTILINE)
+
+
+def _warm_up(jobs: list[dict[str, Any]]) -> None:
     """Pay the one-time costs (imports, meta kernels' registration: seconds) once, before forking.
 
     One thread only: an OpenMP pool started here would not survive the fork. CUDA is never
     touched here, since a CUDA context cannot be used in a forked child.
     """
+    import importlib
+
     import numpy.random  # noqa: F401 - the children seed it
     import torch
 
     torch.set_num_threads(1)
-    if "meta" in devices:
+    if any(job["device"] == "meta" for job in jobs):
         inputs = torch.ones(2, 3, device="meta", requires_grad=True)
         (torch.nn.functional.linear(inputs, torch.ones(1, 3, device="meta")).exp() * 2).sum()
+    wanted = {name for job in jobs for name in _IMPORTED.findall(job["source"])}
+    for name in WARM_IMPORTS:
+        if name in wanted:
+            if name == "matplotlib.pyplot":
+                os.environ.setdefault("MPLBACKEND", "Agg")  # no display in a runner
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
 
 
 def serve(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
     """Run every job in a forked child, at most ``workers`` at a time; results in job order."""
-    _warm_up({job["device"] for job in jobs})
+    _warm_up(jobs)
     results: list[dict[str, Any] | None] = [None] * len(jobs)
     scratch = tempfile.mkdtemp(prefix="flake8-detach-verify-")
     pending = list(range(len(jobs)))
@@ -332,8 +349,12 @@ def _read_tail(path: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if len(arguments) != 1:
-        print("usage: python -m flake8_detach.verify.runner RESULTS.json < jobs.json", file=sys.stderr)
+        print("usage: python runner.py RESULTS.json < jobs.json", file=sys.stderr)
         return 2
+    # Run by path, Python put this folder first on sys.path: a fixture's `import report` must not
+    # find this package's modules.
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
     request = json.load(sys.stdin)
     results = serve(request["jobs"], int(request.get("workers", 2)))
     with open(arguments[0], "w", encoding="utf-8") as stream:
