@@ -247,3 +247,41 @@ def test_is_path_excluded_looks_at_folders_between_root_and_file(tmp_path: Path)
     # Folders above the root are not the project's business (a checkout under ~/build/ is fine).
     assert not is_path_excluded(tmp_path / "src" / "x.py", (), tmp_path / "src")
     assert not is_path_excluded(tmp_path / "build" / "proj" / "x.py", (), tmp_path / "build" / "proj")
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "sarif"])
+def test_parallel_run_reports_exactly_what_the_serial_run_does(
+    output_format: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flake8_detach.cli.check import PARALLEL_MIN_FILES
+
+    monkeypatch.chdir(tmp_path)
+    for index in range(PARALLEL_MIN_FILES + 4):
+        Path(f"m{index:02}.py").write_text(HAZARD if index % 3 else CLEAN)
+    Path("m99.py").write_text("import torch\nx = (\n")
+    serial = run_check([".", "--jobs", "1", "--format", output_format], capsys)
+    parallel = run_check([".", "--jobs", "2", "--format", output_format], capsys)
+    assert serial == parallel
+    assert serial[0] == 2 and "m99.py: error: syntax error" in serial[2]
+    if output_format == "json":
+        assert sum(1 for d in json.loads(serial[1])["diagnostics"] if d["fix"]) == 13
+
+
+def test_check_paths_really_uses_worker_processes(tmp_path: Path) -> None:
+    """Reports from workers arrive detached (no libcst tree): proof the pool ran, not the fallback."""
+    from flake8_detach.cli.check import PARALLEL_MIN_FILES, check_paths
+    from flake8_detach.engine import Settings
+
+    paths = []
+    for index in range(PARALLEL_MIN_FILES):
+        path = tmp_path / f"m{index:02}.py"
+        path.write_text(HAZARD)
+        paths.append(path)
+    serial = check_paths(paths, Settings(), jobs=1, with_fixes=True)
+    parallel = check_paths(paths, Settings(), jobs=2, with_fixes=True)
+    assert all(report.module is not None for report in serial)
+    assert all(report.module is None for report in parallel)
+    assert [r.rendered_fixes() for r in parallel] == [r.rendered_fixes() for r in serial]
+    assert [[(d.code, d.line, d.column) for d in r.diagnostics] for r in parallel] == [
+        [(d.code, d.line, d.column) for d in r.diagnostics] for r in serial
+    ]

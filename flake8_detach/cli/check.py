@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
+import multiprocessing
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,10 @@ from ..engine import AnalysisError, Settings, analyze
 from ..files import SourceError, decode_source, discover, read_source
 from ..reporting import FORMATS, FileReport, Report, render
 from ..suppression import unsuppressed
+
+# Below this many files, starting worker processes costs more than it saves.
+PARALLEL_MIN_FILES = 16
+FORMATS_WITH_FIXES = frozenset({"json", "sarif"})
 
 
 def register(subparsers: Any) -> None:
@@ -34,6 +43,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip, added to the config's")
     parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from (default: the nearest one)")
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -79,28 +95,60 @@ def check_path(path: Path, settings: Settings) -> FileReport:
     return check_text(source, str(path), settings)
 
 
+def _check_path_detached(path: Path, settings: Settings, with_fixes: bool) -> FileReport:
+    """Worker-process entry: check one file and send back plain data (no libcst trees)."""
+    return check_path(path, settings).detached(with_fixes)
+
+
+def check_paths(paths: list[Path], settings: Settings, jobs: int, with_fixes: bool) -> list[FileReport]:
+    """Check files in order, in parallel processes when there are enough of them to pay off."""
+    if jobs <= 1 or len(paths) < PARALLEL_MIN_FILES:
+        return [check_path(path, settings) for path in paths]
+    worker = functools.partial(_check_path_detached, settings=settings, with_fixes=with_fixes)
+    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+    workers = min(jobs, len(paths))
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(worker, paths, chunksize=max(1, len(paths) // (workers * 8))))
+    except (OSError, BrokenProcessPool):
+        # No multiprocessing here (a sandbox without semaphores, a killed worker): as flake8
+        # does, fall back to one process rather than fail the run.
+        return [check_path(path, settings) for path in paths]
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args)
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
+    if args.jobs < 0:
+        print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
+        return 2
+    jobs = args.jobs or os.cpu_count() or 1
     settings = config.settings()
-    report = Report()
+    # Slots in command-line order: a report already made (stdin, a missing path) or a file to check.
+    slots: list[FileReport | Path] = []
+    seen: set[Path] = set()
     for raw in args.paths:
         if raw == "-":
             try:
                 source = decode_source(sys.stdin.buffer.read(), args.stdin_filename)
             except SourceError as error:
-                report.files.append(FileReport(args.stdin_filename, error=str(error)))
-                continue
-            report.files.append(check_text(source, args.stdin_filename, settings))
+                slots.append(FileReport(args.stdin_filename, error=str(error)))
+            else:
+                slots.append(check_text(source, args.stdin_filename, settings))
             continue
         if not Path(raw).exists():
-            report.files.append(FileReport(raw, error="no such file or directory"))
+            slots.append(FileReport(raw, error="no such file or directory"))
             continue
         for path in discover([raw], config.extend_exclude, config.root):
-            report.files.append(check_path(path, settings))
+            if path not in seen:
+                seen.add(path)
+                slots.append(path)
+    paths = [slot for slot in slots if isinstance(slot, Path)]
+    checked = iter(check_paths(paths, settings, jobs, with_fixes=args.format in FORMATS_WITH_FIXES))
+    report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.errors:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)
     output = render(args.format, report)

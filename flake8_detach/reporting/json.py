@@ -12,10 +12,10 @@ from .. import __version__
 from ..rules import RULES_BY_CODE
 from . import rule_url
 from .model import Report
-from .spans import fix_edits, token_length
+from .spans import TextEdit, token_length
 
 
-def _edit_json(edit: Any) -> dict[str, Any]:
+def _edit_json(edit: TextEdit) -> dict[str, Any]:
     return {
         "start": {"line": edit.start_line, "column": edit.start_column + 1},
         "end": {"line": edit.end_line, "column": edit.end_column + 1},
@@ -27,9 +27,7 @@ def as_data(report: Report) -> dict[str, Any]:
     diagnostics: list[dict[str, Any]] = []
     for file in report.files:
         lines = file.source.splitlines() if file.source is not None else []
-        fixes = [d.fix for d in file.diagnostics if d.fix is not None]
-        edits = iter(fix_edits(file.module, fixes) if file.module is not None else [])
-        for diagnostic in file.diagnostics:
+        for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
             line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
             rule = RULES_BY_CODE.get(diagnostic.code)
             entry: dict[str, Any] = {
@@ -43,12 +41,8 @@ def as_data(report: Report) -> dict[str, Any]:
                 "url": rule_url(diagnostic.code),
                 "fix": None,
             }
-            if diagnostic.fix is not None and file.module is not None:
-                entry["fix"] = {
-                    "description": diagnostic.fix.description,
-                    "safe": diagnostic.fix.safe,
-                    "edit": _edit_json(next(edits)),
-                }
+            if fix is not None:
+                entry["fix"] = {"description": fix.description, "safe": fix.safe, "edit": _edit_json(fix.edit)}
             diagnostics.append(entry)
     return {
         "tool": {"name": "flake8-detach", "version": __version__},

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from ..diagnostics import Diagnostic
+from .spans import TextEdit, fix_edits
+
+
+@dataclass(frozen=True)
+class RenderedFix:
+    """A fix as text: what formats print, and what crosses process boundaries (no libcst nodes)."""
+
+    description: str
+    safe: bool
+    edit: TextEdit
 
 
 @dataclass
@@ -17,6 +27,27 @@ class FileReport:
     module: cst.Module | None = None
     source: str | None = None
     error: str | None = None  # one line: why the file could not be checked
+    # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
+    fixes: list[RenderedFix | None] | None = None
+
+    def rendered_fixes(self) -> list[RenderedFix | None]:
+        """Each diagnostic's fix as a text edit (None where it has none), computed once."""
+        if self.fixes is None:
+            fixable = [d.fix for d in self.diagnostics if d.fix is not None]
+            edits = iter(fix_edits(self.module, fixable) if self.module is not None and fixable else [])
+            self.fixes = [
+                RenderedFix(d.fix.description, d.fix.safe, next(edits))
+                if d.fix is not None and self.module is not None
+                else None
+                for d in self.diagnostics
+            ]
+        return self.fixes
+
+    def detached(self, with_fixes: bool) -> FileReport:
+        """A copy without libcst objects (picklable, small), fixes rendered first if wanted."""
+        fixes: list[RenderedFix | None] = self.rendered_fixes() if with_fixes else [None] * len(self.diagnostics)
+        diagnostics = [replace(d, fix=None) for d in self.diagnostics]
+        return replace(self, diagnostics=diagnostics, module=None, fixes=fixes)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from .. import __version__
 from ..rules import ALL_RULES, Rule
 from . import INFORMATION_URI, rule_url
 from .model import Report
-from .spans import TextEdit, fix_edits, token_length
+from .spans import TextEdit, token_length
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -76,9 +76,7 @@ def render_data(report: Report) -> dict[str, Any]:
                 }
             )
         lines = file.source.splitlines() if file.source is not None else []
-        fixes = [d.fix for d in file.diagnostics if d.fix is not None]
-        edits = iter(fix_edits(file.module, fixes) if file.module is not None else [])
-        for diagnostic in file.diagnostics:
+        for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
             line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
             start = diagnostic.column + 1
             result: dict[str, Any] = {
@@ -101,11 +99,11 @@ def render_data(report: Report) -> dict[str, Any]:
             }
             if diagnostic.code in rule_index:
                 result["ruleIndex"] = rule_index[diagnostic.code]
-            if diagnostic.fix is not None and file.module is not None:
-                edit = next(edits)
+            if fix is not None:
+                edit = fix.edit
                 result["fixes"] = [
                     {
-                        "description": {"text": diagnostic.fix.description},
+                        "description": {"text": fix.description},
                         "artifactChanges": [
                             {
                                 "artifactLocation": location,
