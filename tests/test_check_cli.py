@@ -285,3 +285,11 @@ def test_check_paths_really_uses_worker_processes(tmp_path: Path) -> None:
     assert [[(d.code, d.line, d.column) for d in r.diagnostics] for r in parallel] == [
         [(d.code, d.line, d.column) for d in r.diagnostics] for r in serial
     ]
+
+
+def test_lsp_without_pygls_says_how_to_install_it(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in sys.modules if name == "pygls" or name.startswith(("pygls.", "flake8_detach.lsp"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pygls", None)  # makes `import pygls` raise ImportError
+    assert main(["lsp"]) == 2
+    assert "pip install 'flake8-detach[lsp]'" in capsys.readouterr().err
