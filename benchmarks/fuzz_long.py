@@ -65,6 +65,8 @@ def main() -> int:
             run("hypothesmith programs", test_fuzz.generated_programs(), args.programs, chosen_seed)
     except AssertionError as error:
         print(f"FAILED (replay with --seed {chosen_seed}): {error}", file=sys.stderr)
+        for note in getattr(error, "__notes__", ()):  # Hypothesis attaches the minimal input here
+            print(note, file=sys.stderr)
         return 1
     return 0
 

@@ -9,9 +9,13 @@ attribute some rule cares about is parsed with libcst.
 from __future__ import annotations
 
 import ast
+import functools
+import gc
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ParamSpec, TypeVar
 
 import libcst as cst
 
@@ -88,6 +92,32 @@ def _refuse_deep_nesting(source: str, tree: ast.AST | None) -> None:
         raise AnalysisError(f"the file is nested {depth} levels deep; flake8-detach analyses up to {limit}")
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def without_cyclic_gc(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``function`` with Python's cycle collector paused.
+
+    A libcst tree is millions of small objects with no cycles; with the collector on, its
+    full passes over them make a file 100 times bigger take far more than 100 times longer
+    (benchmarks/bench_scale.py). Anything cyclic left behind is collected once it is back on.
+    """
+
+    @functools.wraps(function)
+    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not gc.isenabled():  # nested, or the host turned it off: leave it as it is
+            return function(*args, **kwargs)
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
+
+
+@without_cyclic_gc
 def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
     """libcst's tree of ``source``; :class:`AnalysisError` (one line) when there is none."""
     _refuse_deep_nesting(source, tree)
@@ -101,6 +131,7 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
         raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
 
 
+@without_cyclic_gc
 def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) -> Analysis:
     """Run the selected rules over an already parsed module."""
     rules = settings.rules()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import io
 import re
 import tokenize
 import warnings
@@ -184,8 +183,10 @@ def fix_spans(source: str) -> list[Span]:
 
 
 def _tokens(source: str) -> list[tokenize.TokenInfo] | None:
+    # Lines split where libcst splits them (a lone CR too), so both agree on positions.
+    lines = iter(_PHYSICAL_LINE.findall(source))
     try:
-        found = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        found = list(tokenize.generate_tokens(lambda: next(lines, "")))
     except (tokenize.TokenError, SyntaxError, ValueError):
         return None
     ignored = (tokenize.DEDENT, tokenize.ENDMARKER)  # no text: an indented block's end moves with it

@@ -1,0 +1,91 @@
+"""Checking time grows linearly with file size: 1x, 10x, 100x the same content.
+
+Usage: python benchmarks/bench_scale.py [--multiples 1,10,100] [--rounds 5]
+
+The content is every fixture that this Python can compile, concatenated (about 900 lines of
+torch code with hazards, traps, helpers, classes and grad contexts); the 10x and 100x files
+repeat it. For each size the script times what the flake8 plugin pays per file, ``analyze``
+given flake8's ``ast`` tree (libcst parse, import table, interpreter, rules, positions), and
+separately the fixer's ``fix_source``. It prints the best of ``--rounds`` runs (the minimum
+is the least noisy estimate on a shared machine), the time per line, and the ratio of each
+size's time per line to the 1x time per line: linear growth keeps the ratios near 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import gc
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+from flake8_detach.engine import analyze
+from flake8_detach.fixer import fix_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def base_content() -> str:
+    """The fixtures this interpreter can compile (3.12 syntax is left out on 3.11), joined."""
+    pieces = []
+    for path in sorted(FIXTURES.glob("*/*.py")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
+        except SyntaxError:
+            continue
+        pieces.append(text if text.endswith("\n") else text + "\n")
+    return "".join(pieces)
+
+
+def best_time(action: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        gc.collect()
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--multiples", default="1,10,100", help="sizes as multiples of the base (default 1,10,100)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per size for the 1x file; fewer for larger")
+    parser.add_argument("--skip-fix", action="store_true", help="time only the check")
+    args = parser.parse_args()
+    multiples = [int(item) for item in args.multiples.split(",")]
+    base = base_content()
+    base_lines = base.count("\n")
+    print(f"Python {sys.version.split()[0]}; base content: {base_lines} lines")
+    header = f"{'size':>6} {'lines':>8} {'check s':>9} {'us/line':>8} {'ratio':>6}"
+    if not args.skip_fix:
+        header += f" {'fix s':>9} {'us/line':>8} {'ratio':>6}"
+    print(header)
+    first_check = first_fix = None
+    for multiple in multiples:
+        source = base * multiple
+        lines = source.count("\n")
+        tree = ast.parse(source)
+        rounds = max(1, args.rounds // multiple) if multiple > 1 else args.rounds
+        diagnostics = len(analyze(source, tree=tree).diagnostics)
+        check = best_time(functools.partial(analyze, source, tree=tree), rounds) / lines * 1e6
+        first_check = first_check or check
+        row = f"{multiple:>5}x {lines:>8} {check * lines / 1e6:>9.2f} {check:>8.1f} {check / first_check:>6.2f}"
+        if not args.skip_fix:
+            fix = best_time(functools.partial(fix_source, source), rounds) / lines * 1e6
+            first_fix = first_fix or fix
+            row += f" {fix * lines / 1e6:>9.2f} {fix:>8.1f} {fix / first_fix:>6.2f}"
+        print(row + f"   ({diagnostics} diagnostics, best of {rounds})", flush=True)
+    print("ratio = time per line / time per line at the first size; linear growth keeps it near 1")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
