@@ -11,6 +11,7 @@ server and the runtime harness.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -178,6 +179,8 @@ def write_atomically(path: Path, data: bytes) -> None:
     """
     target = Path(os.path.realpath(path))  # replace the file a symlink points to, not the link
     mode = stat.S_IMODE(target.stat().st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # a rename would replace it anyway
+        raise PermissionError(errno.EACCES, "the file is read-only", str(path))
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:

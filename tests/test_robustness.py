@@ -8,15 +8,19 @@ never a traceback, and for `fix` never a byte changed that the fix did not mean 
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,3 +344,136 @@ def test_messages_are_single_lines(check_run: subprocess.CompletedProcess[str]) 
     """Every error line names its file first: no continuation lines, no stray output."""
     for line in check_run.stderr.splitlines():
         assert re.match(r"^[\w.]+\.py: error: \S", line), line
+
+
+# --- the fixer under faults ----------------------------------------------------------------
+
+FIXABLE = _text(HEADER + FLAGGED)
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+class _HalfWritingStream:
+    """A file object that writes half of what it is given to disk, then hits a full disk."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stream.close()
+
+    def write(self, data: bytes) -> int:
+        self.stream.write(data[: len(data) // 2])
+        self.stream.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
+def _fail_with_full_disk(*_: object, **__: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("fault", ["half_written", "fsync", "replace"])
+def test_interrupted_write_keeps_the_original_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    target = tmp_path / "model.py"
+    target.write_bytes(FIXABLE)
+    if fault == "half_written":
+        real_fdopen = os.fdopen
+        monkeypatch.setattr(os, "fdopen", lambda fd, mode: _HalfWritingStream(real_fdopen(fd, mode)))
+    else:
+        monkeypatch.setattr(os, fault, _fail_with_full_disk)
+    with pytest.raises(FixFileError, match="^cannot write: No space left on device$"):
+        fix_file(target)
+    monkeypatch.undo()
+    assert target.read_bytes() == FIXABLE
+    assert _names(tmp_path) == ["model.py"]
+
+
+def test_interrupt_during_replace_keeps_the_original(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at the worst moment: the exception goes on (the CLI exits 130), nothing is damaged."""
+    target = tmp_path / "model.py"
+    target.write_bytes(FIXABLE)
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fix_file(target)
+    monkeypatch.undo()
+    assert target.read_bytes() == FIXABLE and _names(tmp_path) == ["model.py"]
+
+
+def test_completed_fix_is_whole(tmp_path: Path) -> None:
+    target = tmp_path / "model.py"
+    target.write_bytes(FIXABLE)
+    assert fix_file(target).changed
+    assert target.read_bytes() == expected_fixed_bytes(FIXABLE) and _names(tmp_path) == ["model.py"]
+
+
+def test_read_only_file_is_reported_not_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mode bits, not open(): root may write anything, and a rename replaces read-only files."""
+    target = tmp_path / "frozen.py"
+    target.write_bytes(FIXABLE)
+    target.chmod(0o444)
+    with pytest.raises(FixFileError, match="^cannot write: the file is read-only$"):
+        fix_file(target)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["fix", "frozen.py"]) == 2
+    assert [line for line in capsys.readouterr().err.splitlines() if "frozen.py" in line] == [
+        "frozen.py: error: cannot write: the file is read-only"
+    ]
+    assert target.read_bytes() == FIXABLE and _names(tmp_path) == ["frozen.py"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o444
+
+
+def test_read_only_folder_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    target = folder / "model.py"
+    target.write_bytes(FIXABLE)
+    if os.geteuid() == 0:
+        # Root creates files in a 0o555 folder; make the temporary file fail as it would.
+        def denied(*_: object, **__: object) -> None:
+            raise PermissionError(errno.EACCES, "Permission denied")
+
+        monkeypatch.setattr(tempfile, "mkstemp", denied)
+    else:
+        folder.chmod(0o555)
+    try:
+        with pytest.raises(FixFileError, match="^cannot write: Permission denied$"):
+            fix_file(target)
+    finally:
+        folder.chmod(0o755)
+    assert target.read_bytes() == FIXABLE and _names(folder) == ["model.py"]
+
+
+ENCODED_SOURCE = "# -*- coding: {} -*-\n" + HEADER + "label = 'café, naïve'  # é\n" + FLAGGED
+
+
+@pytest.mark.parametrize("encodings", [("utf-8", "latin-1"), ("utf-8", "cp1252"), ("utf-8-sig", "latin-1")])
+def test_same_content_in_two_encodings_both_come_out_right(tmp_path: Path, encodings: tuple[str, str]) -> None:
+    files = {}
+    for index, encoding in enumerate(encodings):
+        cookie = "utf-8" if encoding == "utf-8-sig" else encoding
+        text = ENCODED_SOURCE.format(cookie)
+        files[tmp_path / f"file_{index}.py"] = (text, encoding)
+        (tmp_path / f"file_{index}.py").write_bytes(text.encode(encoding))
+    assert len({path.read_bytes() for path in files}) == 2  # really different bytes
+    result = run_front(["-m", "flake8_detach", "fix", "."], tmp_path)
+    assert result.returncode == 1 and "2 fixes applied in 2 files" in result.stdout, result.stdout + result.stderr
+    for path, (text, encoding) in files.items():
+        assert path.read_bytes() == text.replace("w.numpy()", "w.detach().numpy()").encode(encoding)
