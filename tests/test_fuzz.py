@@ -15,13 +15,13 @@ The properties are the ones a linter run on every commit needs:
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 import tokenize
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import hypothesmith
 import libcst as cst
@@ -193,48 +193,90 @@ def _tokens(source: str) -> list[tokenize.TokenInfo] | None:
     return [token for token in found if token.type not in ignored]
 
 
+T = TypeVar("T")
 # Lines as Python ends them (str.splitlines also splits at form feeds and other separators).
 _PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def _inside(start: tuple[int, int], end: tuple[int, int], spans: Sequence[Span]) -> bool:
-    return any(span.start <= start and end <= span.end for span in spans)
+def _outside(items: Sequence[T], inside: Sequence[bool]) -> list[list[T]]:
+    """The runs of ``items`` between the spans: what a fix must carry over unchanged, in order."""
+    segments: list[list[T]] = [[]]
+    previous = False
+    for item, covered in zip(items, inside):
+        if covered and not previous:  # a span starts: what follows it is a new segment
+            segments.append([])
+        elif not covered:
+            segments[-1].append(item)
+        previous = covered
+    return segments
 
 
-def _touches(start: tuple[int, int], end: tuple[int, int], spans: Sequence[Span]) -> bool:
-    return any(span.start <= end and start <= span.end for span in spans)
+def _find(haystack: Sequence[T], needle: Sequence[T], start: int) -> int:
+    for index in range(start, len(haystack) - len(needle) + 1):
+        if list(haystack[index : index + len(needle)]) == list(needle):
+            return index
+    return -1
+
+
+def _keeps_segments(fixed: Sequence[T], segments: list[list[T]]) -> tuple[bool, list[T] | None]:
+    """Whether ``fixed`` is segment, anything, segment, ..., anything, segment (glob matching).
+
+    The first segment must start the output and the last must end it; the ones between are
+    found leftmost-first, which finds a match whenever one exists. Returns the first segment
+    that could not be placed.
+    """
+    if len(segments) == 1:  # no span at all: nothing may change
+        return list(fixed) == segments[0], None if list(fixed) == segments[0] else segments[0]
+    if list(fixed[: len(segments[0])]) != segments[0]:
+        return False, segments[0]
+    position = len(segments[0])
+    for segment in segments[1:-1]:
+        found = _find(fixed, segment, position)
+        if found < 0:
+            return False, segment
+        position = found + len(segment)
+    last = segments[-1]
+    if len(fixed) - len(last) < position or list(fixed[len(fixed) - len(last) :]) != last:
+        return False, last
+    return True, None
+
+
+def _offsets(text: str) -> list[int]:
+    """Character offset where each (1-based) physical line starts, as libcst counts lines."""
+    starts, total = [0, 0], 0
+    for line in _PHYSICAL_LINE.findall(text):
+        total += len(line)
+        starts.append(total)
+    return starts
 
 
 def assert_changes_only_inside(original: str, fixed: str, spans: Sequence[Span]) -> None:
-    """Every token and every line the fix touched lies in a fixed expression's span."""
+    """Every token and every character outside the fixed expressions' spans is carried over.
+
+    The original, minus the spans, falls into segments; the fixed text must be those segments
+    in order with anything in the gaps. Checked on `tokenize` tokens and on characters (which
+    also covers whitespace, comments and line endings that tokens do not show).
+    """
     assert spans, "the fix changed a file that had no fixable diagnostic"
+
+    def covered(start: tuple[int, int], end: tuple[int, int]) -> bool:
+        return any(span.start <= start and end <= span.end for span in spans)
+
     before, after = _tokens(original), _tokens(fixed)
     if before is not None and after is not None:
-        keys_before = [(token.type, token.string) for token in before]
         keys_after = [(token.type, token.string) for token in after]
-        matcher = difflib.SequenceMatcher(None, keys_before, keys_after, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
-            changed = [token.string for token in after[j1:j2]]
-            if i1 < i2:
-                start, end = before[i1].start, before[i2 - 1].end
-                ok = _inside(start, end, spans)
-            else:  # a pure insertion: the gap between two original tokens must touch a span
-                start = before[i1 - 1].end if i1 > 0 else (1, 0)
-                end = before[i1].start if i1 < len(before) else start
-                ok = _touches(start, end, spans)
-            assert ok, f"tokens changed outside the fixes at {start}-{end}: {changed}"
-    line_spans = [(span.start[0], span.end[0]) for span in spans]
-    lines_before, lines_after = _PHYSICAL_LINE.findall(original), _PHYSICAL_LINE.findall(fixed)
-    matcher = difflib.SequenceMatcher(None, lines_before, lines_after, autojunk=False)
-    for tag, i1, i2, _, _ in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        first, last = (i1 + 1, max(i2, i1 + 1))  # 1-based lines touched (an insertion: its neighbour)
-        assert any(low <= last and first <= high for low, high in line_spans) or (
-            tag == "insert" and any(low <= i1 <= high for low, high in line_spans)
-        ), f"lines {first}-{last} changed outside the fixes"
+        segments = _outside([(t.type, t.string) for t in before], [covered(t.start, t.end) for t in before])
+        kept, missing = _keeps_segments(keys_after, segments)
+        assert kept, f"tokens changed outside the fixes: {[string for _, string in missing or []]}"
+    starts = _offsets(original)
+    inside = [False] * len(original)
+    for span in spans:
+        first = starts[span.start[0]] + span.start[1] if span.start[0] < len(starts) else len(original)
+        last = starts[span.end[0]] + span.end[1] if span.end[0] < len(starts) else len(original)
+        inside[first:last] = [True] * (last - first)
+    text_segments = _outside(list(original), inside)
+    text_kept, text_missing = _keeps_segments(list(fixed), text_segments)
+    assert text_kept, f"text changed outside the fixes: {''.join(text_missing or [])!r}"
 
 
 def check_fix(source: str, unsafe: bool) -> FixResult:
@@ -304,6 +346,25 @@ def test_span_check_catches_a_change_outside_the_fix() -> None:
         assert_changes_only_inside(source, source.replace("b = 1", "b = 2"), spans)
     with pytest.raises(AssertionError, match="outside the fixes"):
         assert_changes_only_inside(source, source.replace("b = 1\n", "b = 1  \n"), spans)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Found by fuzz_long: two identical fixed lines once confused a diff-based comparison.
+        (
+            "import torch\nm = torch.nn.Linear(2, 2)\nout = m(torch.ones(1, 2))\n"
+            "host = out.cpu(non_blocking=True).detach()  # one\nhost = out.cpu(non_blocking=True).detach()  # one\n"
+        ),
+        # A lone CR inside brackets: tokenize and libcst must agree on line numbers.
+        "import numpy as np\nimport torch\nmodel = torch.nn.Linear(\r3, 2)\nscores = np.exp(model(torch.randn(2, 3)))\n",
+        # The unsafe DET103 fix wraps the first statement of the file in `with torch.no_grad():`.
+        "import torch\nweights = torch.ones(2, requires_grad=True)\nweights.data.zero_()  # c\n\nprint(weights)\n",
+    ],
+    ids=["duplicate-lines", "lone-cr-in-brackets", "statement-wrapped"],
+)
+def test_fuzz_regressions(source: str) -> None:
+    assert check_everything(source) == "fixed"
 
 
 def test_mutations_make_broken_and_valid_programs() -> None:
