@@ -255,7 +255,7 @@ class Interpreter:
                 return Value(Flag.TENSOR | Flag.UNKNOWN_ARG, origin=f"parameter '{name}'")
             if qualified is not None and sem.is_nn_module_class(qualified):
                 return Value(Flag.MODULE)
-            return EMPTY
+            return Value(Flag.NOT_TENSOR)  # `s: StorageDesc`, `n: int`: declared not a tensor
         if sem.is_device_name(name):
             return Value(Flag.DEVICE_SPEC)
         if param.default is not None and not _is_none(param.default):
@@ -290,8 +290,13 @@ class Interpreter:
                 self.exec_small(small, env)
         elif isinstance(node, cst.If):
             self.eval(node.test, env)
-            self._alternatives(env, [partial(self.exec_block, node.body, env),
-                                     partial(self._exec_orelse, node.orelse, env)])
+            no_grad_name, in_body = _requires_grad_test(node.test)
+            body: Callable[[], object] = partial(self.exec_block, node.body, env)
+            orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
+            if no_grad_name is not None:  # `if t.requires_grad:` ... `else:` t does not require grad
+                refine = partial(self._refine_no_grad, no_grad_name, env)
+                body, orelse = (_then(refine, body), orelse) if in_body else (body, _then(refine, orelse))
+            self._alternatives(env, [body, orelse])
         elif isinstance(node, cst.For):
             iterable = self.eval(node.iter, env)
             self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
@@ -353,6 +358,11 @@ class Interpreter:
             self.exec_block(node.body, env)
         finally:
             self.grad_enabled = saved
+
+    def _refine_no_grad(self, name: str, env: Env) -> None:
+        value = env.lookup(name)
+        if value is not None:
+            env.vars[name] = value.with_flags(remove=GRAD_FLAGS)
 
     def _exec_orelse(self, orelse: cst.If | cst.Else | None, env: Env) -> None:
         if isinstance(orelse, cst.If):  # elif
@@ -763,6 +773,8 @@ class Interpreter:
         if base.items is not None and attr in ("values", "indices") and len(base.items) == 2:
             return base.items[0 if attr == "values" else 1]
         if base.has(TENSOR_FLOW):
+            if attr == "data" and not base.is_tensor_like:
+                return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
             if attr == "data":
                 return Value(Flag.TENSOR | (base.flags & Flag.DEVICE), origin=base.origin)
             if attr == "grad":
@@ -900,7 +912,7 @@ class Interpreter:
         if not qualified.startswith("torch."):
             return EMPTY
         if last in sem.PACKED_SEQUENCE_FUNCTIONS:
-            return EMPTY
+            return Value(Flag.NOT_TENSOR)  # its `.data` field is a tensor, not Tensor.data
         if qualified == "torch.device":
             target = positional[0] if positional else keywords.get("type", EMPTY)
             if target.has(Flag.CPU_SPEC) and not target.has(Flag.DEVICE_SPEC):
@@ -913,13 +925,15 @@ class Interpreter:
             return Value(Flag.TENSOR | grad | (data.flags & Flag.DEVICE), origin="nn.Parameter")
         if sem.is_nn_module_class(qualified):
             return Value(Flag.MODULE | self._device_keyword(keywords, EMPTY).flags)
+        if last[:1].isupper() and last not in sem.FACTORIES:
+            return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
         if last == "from_numpy":
             return Value(Flag.TENSOR)
         if last in sem.FACTORIES:
             base = EMPTY
             if last.endswith("_like") and positional:
                 base = Value(positional[0].flags & Flag.DEVICE)
-            if last in ("as_tensor", "asarray") and positional:
+            if last in ("as_tensor", "asarray", "Variable") and positional:
                 base = positional[0].tensor_part()
             value = Value(Flag.TENSOR | base.flags, origin=base.origin)
             if "requires_grad" in keywords and not _keyword_is_false(node, "requires_grad"):
@@ -929,8 +943,13 @@ class Interpreter:
         if qualified.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.")) or last.startswith("is_"):
             return EMPTY
         operands = []
-        for value in positional + list(keywords.values()):
-            operands.append(value.element().tensor_part() if value.has(Flag.CONTAINER) else value.tensor_part())
+        for index, value in enumerate(positional + list(keywords.values())):
+            part = value.element().tensor_part() if value.has(Flag.CONTAINER) else value.tensor_part()
+            if index > 0:
+                # Only the input of a torch function is a tensor of unknown origin; `size=`,
+                # `mode=`, `dim` parameters passed along are not.
+                part = part.with_flags(remove=Flag.UNKNOWN_ARG)
+            operands.append(part)
         combined = merge_all(operands)
         if last in sem.NO_GRAD_RESULTS:
             return sem.integer_result(combined.with_flags(add=Flag.TENSOR))
@@ -1031,6 +1050,26 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
         if isinstance(star, cst.Param):
             out.append(star)
     return out
+
+
+def _requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """For `if t.requires_grad:` -> ("t", False): the branch where t does not require grad.
+
+    Returns (name, True) when that branch is the body (`if not t.requires_grad:`).
+    """
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+    if (isinstance(inner, cst.Attribute) and inner.attr.value == "requires_grad"
+            and isinstance(inner.value, cst.Name)):
+        return inner.value.value, negated
+    return None, False
+
+
+def _then(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], None]:
+    def both() -> None:
+        first()
+        second()
+    return both
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -21,7 +21,7 @@ FACTORIES = frozenset(
     linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like
     randint_like normal bernoulli multinomial poisson Tensor FloatTensor DoubleTensor
     LongTensor IntTensor BoolTensor HalfTensor ByteTensor complex polar tril_indices
-    triu_indices empty_strided sparse_coo_tensor sparse_csr_tensor""".split()
+    triu_indices empty_strided sparse_coo_tensor sparse_csr_tensor make_tensor Variable""".split()
 )
 # Results that are integer or boolean tensors: they can never require grad.
 NO_GRAD_RESULTS = frozenset(

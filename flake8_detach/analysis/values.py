@@ -26,6 +26,7 @@ class Flag(enum.IntFlag):
     CONTAINER = enum.auto()  # a list/tuple/dict whose elements are described by `elem`
     AXES = enum.auto()  # a matplotlib Axes (or an array of them): its plotting methods convert
     FUNCTION = enum.auto()  # a function defined in this module (`callee` says which)
+    NOT_TENSOR = enum.auto()  # evidence against: annotated with a non-tensor type
 
 
 # Flags that a tensor operation carries from its operands to its result.

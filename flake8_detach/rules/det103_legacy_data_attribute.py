@@ -99,9 +99,10 @@ class LegacyDataAttribute(Rule):
                 continue  # `obj.data()`: a method named data, not Tensor.data
             followed_by = self._method_after(facts, node)
             value = facts.value_of(base)
-            if value.has(Flag.NDARRAY) and not value.is_tensor_like:
+            if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
                 continue
-            if not (value.is_tensor_like or followed_by in TENSOR_METHODS):
+            # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
+            if not (value.has(Flag.TENSOR | Flag.GRAD) or followed_by in TENSOR_METHODS):
                 continue
             writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
