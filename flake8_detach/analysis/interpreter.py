@@ -296,6 +296,9 @@ class Interpreter:
             if no_grad_name is not None:  # `if t.requires_grad:` ... `else:` t does not require grad
                 refine = partial(self._refine_no_grad, no_grad_name, env)
                 body, orelse = (_then(refine, body), orelse) if in_body else (body, _then(refine, orelse))
+            boxed = self._non_tensor_isinstance(node.test)
+            if boxed is not None:  # `if isinstance(x, TensorBox):` x is no tensor in the body
+                body = _then(partial(self._refine_not_tensor, boxed, env), body)
             self._alternatives(env, [body, orelse])
         elif isinstance(node, cst.For):
             iterable = self.eval(node.iter, env)
@@ -358,6 +361,24 @@ class Interpreter:
             self.exec_block(node.body, env)
         finally:
             self.grad_enabled = saved
+
+    def _non_tensor_isinstance(self, test: cst.BaseExpression) -> str | None:
+        """`isinstance(x, TensorBox)` with a class that is not a tensor class: returns "x"."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._non_tensor_isinstance(test.left) or self._non_tensor_isinstance(test.right)
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return None
+        classes = test.args[1].value
+        candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        for candidate in candidates:
+            qualified = self.imports.resolve(candidate) or _dotted(candidate) or ""
+            if qualified.rsplit(".", 1)[-1] in sem.TENSOR_CLASSES or qualified in ("", "torch"):
+                return None  # a tensor class, or something we cannot name
+        return test.args[0].value.value
+
+    def _refine_not_tensor(self, name: str, env: Env) -> None:
+        env.vars[name] = Value(Flag.NOT_TENSOR)
 
     def _refine_no_grad(self, name: str, env: Env) -> None:
         value = env.lookup(name)
@@ -434,6 +455,13 @@ class Interpreter:
     def exec_small(self, node: cst.BaseSmallStatement, env: Env) -> None:
         if isinstance(node, cst.Expr):
             self.eval(node.value, env)
+        elif isinstance(node, cst.Assert):
+            self.eval(node.test, env)
+            if node.msg is not None:
+                self.eval(node.msg, env)
+            boxed = self._non_tensor_isinstance(node.test)
+            if boxed is not None:
+                self._refine_not_tensor(boxed, env)
         elif isinstance(node, cst.Assign):
             value = self.eval(node.value, env)
             for target in node.targets:
@@ -645,7 +673,18 @@ class Interpreter:
                 return EMPTY
             return operand.tensor_part()
         if isinstance(node, cst.BooleanOperation):
-            return self.eval(node.left, env).merge(self.eval(node.right, env))
+            left = self.eval(node.left, env)
+            boxed = self._non_tensor_isinstance(node.left) if isinstance(node.operator, cst.And) else None
+            if boxed is None:
+                return left.merge(self.eval(node.right, env))
+            saved = env.vars.get(boxed)  # `isinstance(x, Box) and x.data`: x is a Box on the right
+            self._refine_not_tensor(boxed, env)
+            right = self.eval(node.right, env)
+            if saved is None:
+                env.vars.pop(boxed, None)
+            else:
+                env.vars[boxed] = saved
+            return left.merge(right)
         if isinstance(node, cst.Comparison):
             values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
             return sem.integer_result(merge_all([v.tensor_part() for v in values]))
@@ -773,7 +812,7 @@ class Interpreter:
         if base.items is not None and attr in ("values", "indices") and len(base.items) == 2:
             return base.items[0 if attr == "values" else 1]
         if base.has(TENSOR_FLOW):
-            if attr == "data" and not base.is_tensor_like:
+            if attr == "data" and (not base.is_tensor_like or base.has(Flag.NOT_TENSOR)):
                 return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
             if attr == "data":
                 return Value(Flag.TENSOR | (base.flags & Flag.DEVICE), origin=base.origin)

@@ -144,3 +144,9 @@ def converting_kind(qualified: str) -> str | None:
     if qualified in PANDAS_CONVERTING:
         return "convert"
     return None
+
+# Classes whose instances are tensors (an isinstance check against anything else is evidence
+# that the value is not one).
+TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "UninitializedParameter", "Buffer", "FloatTensor",
+                            "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor",
+                            "ByteTensor", "Variable", "DTensor", "FakeTensor", "FunctionalTensor"})
