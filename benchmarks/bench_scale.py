@@ -57,7 +57,8 @@ def best_time(action: Callable[[], object], rounds: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--multiples", default="1,10,100", help="sizes as multiples of the base (default 1,10,100)")
-    parser.add_argument("--rounds", type=int, default=5, help="runs per size for the 1x file; fewer for larger")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per size for the 1x file (default 5)")
+    parser.add_argument("--large-rounds", type=int, default=2, help="runs per size for larger files (default 2)")
     parser.add_argument("--skip-fix", action="store_true", help="time only the check")
     args = parser.parse_args()
     multiples = [int(item) for item in args.multiples.split(",")]
@@ -73,7 +74,7 @@ def main() -> int:
         source = base * multiple
         lines = source.count("\n")
         tree = ast.parse(source)
-        rounds = max(1, args.rounds // multiple) if multiple > 1 else args.rounds
+        rounds = args.large_rounds if multiple > 1 else args.rounds
         diagnostics = len(analyze(source, tree=tree).diagnostics)
         check = best_time(functools.partial(analyze, source, tree=tree), rounds) / lines * 1e6
         first_check = first_check or check
@@ -84,6 +85,8 @@ def main() -> int:
             row += f" {fix * lines / 1e6:>9.2f} {fix:>8.1f} {fix / first_fix:>6.2f}"
         print(row + f"   ({diagnostics} diagnostics, best of {rounds})", flush=True)
     print("ratio = time per line / time per line at the first size; linear growth keeps it near 1")
+    print("(on Python 3.11 with libcst 1.9, libcst's native parser costs more per line up to about 10,000")
+    print(" lines, then stays flat; the engine's own phases are flat from the start)")
     return 0
 
 
