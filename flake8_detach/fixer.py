@@ -150,6 +150,8 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
         return FixResult(source, original=source, error=str(error))
     except RecursionError:
         return FixResult(source, original=source, error="the file is nested too deeply to analyse")
+    except Exception as error:  # noqa: BLE001 - a bug of ours must not cost the user a file or a traceback
+        return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}")
     return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source)
 
 

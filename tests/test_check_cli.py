@@ -293,3 +293,16 @@ def test_lsp_without_pygls_says_how_to_install_it(capsys: pytest.CaptureFixture[
     monkeypatch.setitem(sys.modules, "pygls", None)  # makes `import pygls` raise ImportError
     assert main(["lsp"]) == 2
     assert "pip install 'flake8-detach[lsp]'" in capsys.readouterr().err
+
+
+def test_null_byte_is_one_clear_line(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "nul.py"
+    path.write_bytes(b"import torch\nx = 1\x00\n")
+    result = subprocess.run([sys.executable, "-m", "flake8_detach", "check", str(path)],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert "None" not in result.stdout + result.stderr
+    assert "null bytes" in result.stdout + result.stderr

@@ -482,3 +482,12 @@ def test_flake8_accepts_the_fix_style_option(tmp_path, style, ok):
         assert completed.returncode == 1 and "DET101" in completed.stdout
     else:
         assert completed.returncode != 0 and "--detach-fix-style" in completed.stdout + completed.stderr
+
+
+def test_internal_error_leaves_the_text_unchanged_with_a_message(monkeypatch) -> None:
+    from flake8_detach import fixer
+
+    source = "import torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()\n"
+    monkeypatch.setattr(fixer, "fix_module", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
+    result = fixer.fix_source(source)
+    assert result.source == source and "internal error" in (result.error or "")

@@ -69,7 +69,8 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         # flake8 compiles every file; a syntax error is an error even where no rule would look.
         tree = ast.parse(source, display_path)
     except SyntaxError as error:
-        report.error = f"syntax error at line {error.lineno}, column {error.offset}: {error.msg}"
+        where = f" at line {error.lineno}, column {error.offset}" if error.lineno is not None else ""
+        report.error = f"syntax error{where}: {error.msg}"
         return report
     except (ValueError, RecursionError, MemoryError) as error:
         report.error = f"cannot parse: {_one_line(error)}"
