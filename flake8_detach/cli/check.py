@@ -23,6 +23,7 @@ from ..engine import AnalysisError, Settings, analyze
 from ..files import SourceError, decode_source, discover, read_source
 from ..reporting import FORMATS, FileReport, Report, render
 from ..suppression import unsuppressed
+from .output import write_output_file
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 16
@@ -154,10 +155,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)
     output = render(args.format, report)
     if args.output_file is not None:
-        try:
-            args.output_file.write_text(output, encoding="utf-8")
-        except OSError as error:
-            print(f"flake8-detach: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+        if not write_output_file(args.output_file, output, "flake8-detach"):
             return 2
     else:
         sys.stdout.write(output)

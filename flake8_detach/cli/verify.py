@@ -15,6 +15,7 @@ from typing import Any
 
 from ..verify import INSTALL_HINT
 from ..verify.devices import DEVICE_NAMES
+from .output import write_output_file
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -88,10 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     output = render_json(report) if args.json else render_text(report, show_skipped=not args.hide_skipped)
     if args.output_file is not None:
-        try:
-            args.output_file.write_text(output, encoding="utf-8")
-        except OSError as error:
-            print(f"flake8-detach verify: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+        if not write_output_file(args.output_file, output, "flake8-detach verify"):
             return 2
         print(report.summary())
     else:
