@@ -23,3 +23,11 @@ for p in model.parameters():
 
 _, best = out.max(0)
 print(best.cpu().numpy(), np.mean(history))
+
+losses = [criterion(model(x), y) for _ in range(3)]
+print(np.mean(losses))  # NumPy calls .numpy() on each loss for you
+
+weights = model[0].weight.detach()
+view = weights.cpu().numpy()  # shares memory with `weights` on the CPU
+view[0, 0] = 0.0
+print(weights)

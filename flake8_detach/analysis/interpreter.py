@@ -1003,6 +1003,8 @@ class Interpreter:
     def _call_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value], env: Env) -> Value:
         receiver_name = node.func.value.value if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) else None  # type: ignore[union-attr]
+        if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
+            receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
         if receiver.has(Flag.MODULE):
             return self._module_method(receiver, method, positional, keywords, receiver_name, env)
         if method in ("append", "add", "insert", "extend") and receiver_name is not None:

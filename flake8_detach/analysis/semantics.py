@@ -150,3 +150,10 @@ def converting_kind(qualified: str) -> str | None:
 TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "UninitializedParameter", "Buffer", "FloatTensor",
                             "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor",
                             "ByteTensor", "Variable", "DTensor", "FakeTensor", "FunctionalTensor"})
+
+# Methods that only a tensor has: on `model.fc.weight` (a submodule or a parameter, as far as the
+# file shows) they settle it as a parameter.
+TENSOR_ONLY_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
+    """detach detach_ numpy clone contiguous view view_as reshape t transpose permute squeeze
+    unsqueeze flatten sum mean norm abs exp log sigmoid tanh""".split()
+)
