@@ -231,7 +231,7 @@ def _plain(text: str) -> str:
 
 
 def _paragraph(text: str) -> str:
-    return textwrap.fill(_plain(text), WIDTH)
+    return textwrap.fill(_plain(text), WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
 def _code(text: str) -> str:
