@@ -167,10 +167,15 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
     return Analysis(module, findings, diagnostics, facts)
 
 
+def worth_analysing(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> bool:
+    """The screen every front uses: could a selected rule (or a configured converter) fire here?"""
+    extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
+    return has_candidates(source, settings.rules(), tree, extra)
+
+
 def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> Analysis:
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
-    extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
-    if not has_candidates(source, settings.rules(), tree, extra):
+    if not worth_analysing(source, settings, tree):
         return Analysis(None)
     return analyze_module(parse(source, tree), settings)
 

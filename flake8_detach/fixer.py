@@ -24,7 +24,14 @@ from pathlib import Path
 import libcst as cst
 
 from .diagnostics import Diagnostic
-from .engine import DEFAULT_SETTINGS, AnalysisError, Settings, analyze_module, has_candidates, parse
+from .engine import (
+    DEFAULT_SETTINGS,
+    AnalysisError,
+    Settings,
+    analyze_module,
+    parse,
+    worth_analysing,
+)
 from .suppression import unsuppressed
 
 MAX_PASSES = 10
@@ -139,7 +146,7 @@ def fix_module(
 
 def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False) -> FixResult:
     """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done."""
-    if not has_candidates(source, settings.rules()):
+    if not worth_analysing(source, settings):
         return FixResult(source, original=source)
     try:
         module = parse(source)

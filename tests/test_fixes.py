@@ -491,3 +491,18 @@ def test_internal_error_leaves_the_text_unchanged_with_a_message(monkeypatch) ->
     monkeypatch.setattr(fixer, "fix_module", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
     result = fixer.fix_source(source)
     assert result.source == source and "internal error" in (result.error or "")
+
+
+def test_configured_converting_function_is_fixed_like_flake8_reports_it() -> None:
+    from flake8_detach import Settings, check_source
+    from flake8_detach.fixer import fix_source
+
+    source = (
+        "import torch\nfrom myproj.plots import show\n"
+        "w = torch.ones(2, requires_grad=True)\nshow(w * 2)\n"
+    )
+    settings = Settings(converting_functions=frozenset({"myproj.plots.show"}))
+    assert [d.code for d in check_source(source, settings)] == ["DET106"]
+    result = fix_source(source, settings)
+    assert "show((w * 2).detach().cpu().numpy())" in result.source
+    assert [d.code for d in result.applied] == ["DET106"]
