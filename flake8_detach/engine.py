@@ -15,7 +15,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec, TypeVar
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
@@ -92,11 +92,12 @@ def _refuse_deep_nesting(source: str, tree: ast.AST | None) -> None:
         raise AnalysisError(f"the file is nested {depth} levels deep; flake8-detach analyses up to {limit}")
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+# A TypeVar bound to Callable rather than ParamSpec: ParamSpec is Python 3.10+, and a plugin
+# that fails to import breaks every flake8 run, whatever --select says.
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def without_cyclic_gc(function: Callable[_P, _R]) -> Callable[_P, _R]:
+def without_cyclic_gc(function: _F) -> _F:
     """Run ``function`` with Python's cycle collector paused.
 
     A libcst tree is millions of small objects with no cycles; with the collector on, its
@@ -105,7 +106,7 @@ def without_cyclic_gc(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """
 
     @functools.wraps(function)
-    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def paused(*args: Any, **kwargs: Any) -> Any:
         if not gc.isenabled():  # nested, or the host turned it off: leave it as it is
             return function(*args, **kwargs)
         gc.disable()
@@ -114,7 +115,7 @@ def without_cyclic_gc(function: Callable[_P, _R]) -> Callable[_P, _R]:
         finally:
             gc.enable()
 
-    return paused
+    return cast(_F, paused)
 
 
 @without_cyclic_gc

@@ -199,7 +199,7 @@ def data_write_statement(
         return line, small.with_changes(value=new_call)
     if isinstance(parent, cst.Subscript):  # `p.data[i] = v`
         line = statement_lines.get(parent)
-        if line is None or not isinstance(line.body[0], cst.Assign | cst.AugAssign):
+        if line is None or not isinstance(line.body[0], (cst.Assign, cst.AugAssign)):
             return None
         small = line.body[0]
         if isinstance(small, cst.Assign) and len(small.targets) != 1:

@@ -23,15 +23,17 @@ def iter_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.SimpleSt
     stack = list(reversed(body))
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield node
             continue
         children: list[cst.CSTNode] = []
         for child in node.children:
             if isinstance(child, cst.BaseSuite):
                 children.extend(child.body)
-            elif isinstance(child, cst.BaseStatement | cst.ExceptHandler | cst.ExceptStarHandler
-                            | cst.Else | cst.Finally | cst.MatchCase):
+            elif isinstance(
+                child,
+                (cst.BaseStatement, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase),
+            ):
                 children.append(child)
         stack.extend(reversed(children))
 

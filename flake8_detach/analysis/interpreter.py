@@ -283,7 +283,7 @@ class Interpreter:
             self.exec_statement(statement, env)
 
     def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
-        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
                 self._note_statement_line(node)
             for small in node.body:
@@ -311,7 +311,7 @@ class Interpreter:
                 self.exec_block(node.orelse.body, env)
         elif isinstance(node, cst.With):
             self._exec_with(node, env)
-        elif isinstance(node, cst.Try | cst.TryStar):
+        elif isinstance(node, (cst.Try, cst.TryStar)):
             self._exec_try(node, env)
         elif isinstance(node, cst.FunctionDef):
             self._define_function(node, env)
@@ -499,7 +499,7 @@ class Interpreter:
         if isinstance(target, cst.Name):
             env.vars[target.value] = value
             self._forget_alias(target.value, env)
-        elif isinstance(target, cst.Tuple | cst.List):
+        elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             if value.items is not None and len(value.items) == len(elements):
                 parts = list(value.items)
@@ -695,11 +695,11 @@ class Interpreter:
             value = self.eval(node.value, env)
             self.assign(node.target, value, env)
             return value
-        if isinstance(node, cst.List | cst.Tuple | cst.Set):
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             return self._eval_sequence(node, env)
         if isinstance(node, cst.Dict):
             return self._eval_dict(node, env)
-        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._eval_comprehension(node, env)
         if isinstance(node, cst.Lambda):
             inner = Env(parent=env)
