@@ -17,7 +17,7 @@ from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 
 from .engine import Settings
 from .fixer import Replacements, fix_module
-from .fixes import FIX_STYLES
+from .settings import FIX_STYLES
 
 
 class FixDetachHazards(VisitorBasedCodemodCommand):

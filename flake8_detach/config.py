@@ -16,16 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .engine import Settings
-from .fixes import FIX_STYLES
-from .rules import ALL_RULES
+from .catalog import RULE_CODES
+from .settings import SECTION, ConfigError, Settings, validate_dotted_names, validate_fix_style
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-SECTION = "flake8-detach"
 KEYS: tuple[str, ...] = (
     "select",
     "ignore",
@@ -36,19 +34,6 @@ KEYS: tuple[str, ...] = (
 )
 # flake8's VALID_CODE_PREFIX: codes and prefixes such as DET, DET1, DET101.
 _CODE_PREFIX = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$", re.ASCII)
-_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$", re.ASCII)
-
-
-class ConfigError(Exception):
-    """A configuration problem, worded for the user: where, which key, what is wrong."""
-
-    def __init__(self, key: str | None, message: str, source: str | None = None) -> None:
-        self.key = key
-        self.message = message
-        self.source = source
-        where = f"{source}: " if source else ""
-        what = f"[tool.{SECTION}] {key}: " if key else ""
-        super().__init__(f"{where}{what}{message}")
 
 
 @dataclass(frozen=True)
@@ -114,7 +99,7 @@ def _string_list(key: str, value: object, source: str | None) -> list[str]:
 
 def validate_codes(key: str, codes: list[str], source: str | None = None) -> tuple[str, ...]:
     """Codes or prefixes (DET, DET1, DET101) that select at least one flake8-detach rule."""
-    known = [rule.code for rule in ALL_RULES]
+    known = list(RULE_CODES)
     for code in codes:
         if not _CODE_PREFIX.match(code):
             raise ConfigError(key, f"{code!r} is not a rule code or prefix (like DET101 or DET1)", source)
@@ -123,21 +108,6 @@ def validate_codes(key: str, codes: list[str], source: str | None = None) -> tup
                 key, f"{code!r} matches no flake8-detach rule (known: {', '.join(known)})", source
             )
     return tuple(codes)
-
-
-def validate_dotted_names(key: str, names: list[str], source: str | None = None) -> frozenset[str]:
-    for name in names:
-        if not _DOTTED_NAME.match(name):
-            raise ConfigError(key, f"{name!r} is not a dotted name (like myproject.utils.evaluating)", source)
-    return frozenset(names)
-
-
-def validate_fix_style(key: str, value: object, source: str | None = None) -> str:
-    if value not in FIX_STYLES:
-        choices = " or ".join(repr(style) for style in FIX_STYLES)
-        raise ConfigError(key, f"expected {choices}, got {value!r}", source)
-    assert isinstance(value, str)
-    return value
 
 
 def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config:

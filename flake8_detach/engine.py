@@ -24,26 +24,11 @@ from .analysis.interpreter import Facts, Interpreter
 from .diagnostics import Diagnostic, Finding
 from .fixes import restyle
 from .positions import start_positions
-from .rules import Rule, selected_rules
-from .screening import has_candidates
+from .screening import worth_analysing
+from .settings import DEFAULT_SETTINGS, Settings
 
-
-@dataclass(frozen=True)
-class Settings:
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    # Dotted names of project context managers/decorators that turn grad off.
-    no_grad_contexts: frozenset[str] = frozenset()
-    # Dotted names of extra functions that call .numpy() on their argument (DET106).
-    converting_functions: frozenset[str] = frozenset()
-    # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
-    fix_style: str = "chain"
-
-    def rules(self) -> tuple[Rule, ...]:
-        return selected_rules(self.select, self.ignore)
-
-
-DEFAULT_SETTINGS = Settings()
+__all__ = ["DEFAULT_SETTINGS", "Analysis", "AnalysisError", "Settings", "analyze", "analyze_module",
+           "check_source", "parse", "worth_analysing"]
 
 
 class AnalysisError(Exception):
@@ -166,12 +151,6 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
         diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix))
     diagnostics.sort(key=Diagnostic.sort_key)
     return Analysis(module, findings, diagnostics, facts)
-
-
-def worth_analysing(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> bool:
-    """The screen every front uses: could a selected rule (or a configured converter) fire here?"""
-    extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
-    return has_candidates(source, settings.rules(), tree, extra)
 
 
 def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> Analysis:

@@ -15,7 +15,6 @@ from .analysis.imports import ImportTable
 from .analysis.interpreter import Facts
 from .diagnostics import Finding, Fix
 
-FIX_STYLES: tuple[str, ...] = ("chain", "force")
 DEVICE_MOVE_METHODS = frozenset({"cpu", "cuda", "to"})
 # `op=` of an augmented assignment through `.data`, and the in-place method that does the same.
 _AUGMENTED_METHODS: dict[type[cst.BaseAugOp], str] = {

@@ -1,4 +1,10 @@
-"""The flake8 front: a thin adapter from flake8's (tree, lines) to the engine."""
+"""The flake8 front: a thin adapter from flake8's (tree, lines) to the engine.
+
+flake8 imports this module on every run, for every project, whatever `--select` says, so it
+imports neither libcst nor the engine: the screen (text, then flake8's free `ast` tree) decides
+first, and only a file that passes it loads the engine. If the engine cannot be loaded at all
+(a broken install), each file that needs it gets one DET000 line; flake8 itself keeps working.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,8 @@ from typing import Any
 from flake8.exceptions import ExecutionError
 
 from . import __version__
-from .config import ConfigError, validate_dotted_names, validate_fix_style
-from .engine import AnalysisError, Settings, analyze
+from .screening import worth_analysing
+from .settings import ConfigError, Settings, validate_dotted_names, validate_fix_style
 
 LOG = logging.getLogger("flake8_detach")
 
@@ -82,7 +88,15 @@ class DetachPlugin:
         # from them, never from disk, is what makes `flake8 -` and editors' buffers work.
         source = "".join(self.lines)
         try:
-            diagnostics = analyze(source, self.settings, self.tree).diagnostics
+            if not worth_analysing(source, self.settings, self.tree):
+                return
+            from .engine import AnalysisError, analyze_module, parse
+        except Exception as error:  # noqa: BLE001 - a broken install must not break flake8
+            LOG.warning("flake8-detach: cannot load the engine: %r", error)
+            yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
+            return
+        try:
+            diagnostics = analyze_module(parse(source, self.tree), self.settings).diagnostics
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return

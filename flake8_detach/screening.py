@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .rules.base import Rule
+    from .catalog import RuleScreen
+    from .settings import Settings
 
 TORCH_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+torch\b|import[ \t]+(?:[^\n#]*[, \t])?torch\b)", re.MULTILINE)
 
@@ -86,7 +87,7 @@ def _cached(cache: dict[frozenset[str], re.Pattern[str]], key: frozenset[str],
     return pattern
 
 
-def active_rules(source: str, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+def active_rules(source: str, rules: tuple[RuleScreen, ...]) -> tuple[RuleScreen, ...]:
     """The rules that can apply: one with `required_modules` needs the file to import one."""
     return tuple(
         rule for rule in rules
@@ -95,7 +96,7 @@ def active_rules(source: str, rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
     )
 
 
-def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = None,
+def has_candidates(source: str, rules: tuple[RuleScreen, ...], tree: ast.AST | None = None,
                    extra: frozenset[str] = frozenset()) -> bool:
     """Could any rule fire on this file? ``extra``: names of configured converting functions."""
     if "torch" not in source or not TORCH_IMPORT.search(source):
@@ -119,7 +120,13 @@ def has_candidates(source: str, rules: tuple[Rule, ...], tree: ast.AST | None = 
     if text_hit:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr in names and any(
-                node.attr in rule.candidate_attributes and rule.screen(node, context) for rule in active
+                node.attr in rule.candidate_attributes and rule.attribute(node, context) for rule in active
             ):
                 return True
-    return any(rule.screen_imports(context) for rule in active)
+    return any(rule.imports(context) for rule in active)
+
+
+def worth_analysing(source: str, settings: Settings, tree: ast.AST | None = None) -> bool:
+    """The screen every front uses: could a selected rule (or a configured converter) fire here?"""
+    extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
+    return has_candidates(source, settings.screens(), tree, extra)

@@ -126,6 +126,8 @@ PLOTTING = frozenset(
     contour contourf pcolormesh pcolor matshow boxplot violinplot semilogx semilogy loglog
     stackplot hexbin quiver pie axhline axvline""".split()
 )
+# Methods that move a tensor to a device (`.to` only when its argument is a device).
+DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
 AXES_FACTORIES = frozenset({"gca", "subplot", "axes", "add_subplot", "add_axes", "twinx", "twiny"})
 PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from ..config import ConfigError, discover_config, split_comma_list
 from ..files import discover
 from ..fixer import FixFileError, FixResult, fix_file
-from ..fixes import FIX_STYLES
+from ..settings import FIX_STYLES
 
 
 def register(subparsers: Any) -> None:

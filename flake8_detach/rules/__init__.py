@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..catalog import RULE_CODES, selected_codes
 from .base import Rule
 from .det101_numpy_on_grad_tensor import NumpyOnGradTensor
 from .det102_cpu_before_detach import CpuBeforeDetach
@@ -19,13 +20,9 @@ ALL_RULES: tuple[Rule, ...] = (
     ImplicitNumpyConversion(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+assert tuple(RULES_BY_CODE) == RULE_CODES, "the screen's catalog and the rule registry list the same codes"
 
 
 def selected_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """Rules whose code starts with a selected prefix and with no ignored prefix (flake8 semantics)."""
-    def chosen(code: str) -> bool:
-        if select and not any(code.startswith(prefix) for prefix in select):
-            return False
-        return not any(code.startswith(prefix) for prefix in ignore)
-
-    return tuple(rule for rule in ALL_RULES if chosen(rule.code))
+    return tuple(RULES_BY_CODE[code] for code in selected_codes(select, ignore))

@@ -1,13 +1,13 @@
 """What every rule is: a code, a kebab-case name, its documentation and its examples.
 
 A rule reads the interpreter's :class:`Facts` and yields findings; it never
-walks the tree itself. Its VALID and INVALID examples are run as tests
+walks the tree itself. What the cheap screen knows of it (candidate attributes, required
+modules) lives in ``flake8_detach.catalog``, which does not import libcst. Its VALID and INVALID examples are run as tests
 (``tests/test_rule_examples.py``), as Fixit does.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -17,7 +17,6 @@ import libcst as cst
 from ..analysis.interpreter import Facts
 from ..analysis.values import Value
 from ..diagnostics import Finding, Fix
-from ..screening import ScreenContext
 
 
 @dataclass(frozen=True)
@@ -33,10 +32,6 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case
     message: ClassVar[str]  # without the code
-    # Attribute names whose presence in a file makes it worth analysing for this rule.
-    candidate_attributes: ClassVar[frozenset[str]]
-    # The rule can only fire in files importing one of these (empty: torch is enough).
-    required_modules: ClassVar[frozenset[str]] = frozenset()
     what_it_does: ClassVar[str]
     why_bad: ClassVar[str]
     example: ClassVar[str]
@@ -48,17 +43,6 @@ class Rule:
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         raise NotImplementedError
-
-    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
-        """Cheap look at a candidate attribute in flake8's `ast` tree: could this one fire?
-
-        Files where no candidate passes are never parsed with libcst.
-        """
-        return True
-
-    def screen_imports(self, context: ScreenContext) -> bool:
-        """Whether the file's imports alone make it a candidate (`from numpy import asarray`)."""
-        return False
 
     def finding(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None,
                 related: cst.CSTNode | None = None) -> Finding:

@@ -12,7 +12,6 @@ class NumpyOnGradTensor(Rule):
     code = "DET101"
     name = "numpy-on-grad-tensor"
     message = ".numpy() on a tensor that may require grad raises RuntimeError; call .detach() first"
-    candidate_attributes = frozenset({"numpy"})
     what_it_does = (
         "Flags `.numpy()` reached without `.detach()` on a value that may require grad: a model or "
         "loss output, a parameter, a `requires_grad=True` tensor, arithmetic on any of these, or a "

@@ -1,18 +1,15 @@
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 import libcst as cst
 
 from ..analysis.interpreter import Facts
+from ..analysis.semantics import DEVICE_MOVES
 from ..analysis.values import Flag
 from ..diagnostics import Finding
 from ..fixes import detach_before_move
-from ..screening import ScreenContext
 from .base import Invalid, Rule, method_receiver
-
-DEVICE_MOVES = frozenset({"cpu", "cuda", "to"})
 
 
 def is_device_move(facts: Facts, call: cst.Call) -> bool:
@@ -35,7 +32,6 @@ class CpuBeforeDetach(Rule):
     code = "DET102"
     name = "cpu-before-detach"
     message = ".cpu() before .detach() records the device copy in the autograd graph; use .detach().cpu()"
-    candidate_attributes = frozenset({"detach"})
     what_it_does = (
         "Flags a device move (`.cpu()`, `.to(\"cpu\")`, `.cuda()`, `.to(device)`) immediately "
         "followed by `.detach()` on a value that may require grad."
@@ -67,11 +63,6 @@ class CpuBeforeDetach(Rule):
             "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().to('cpu', non_blocking=True).numpy()\n",
         ),
     ]
-
-    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
-        move = node.value  # `.detach` right after a call to `.cpu()` / `.to()` / `.cuda()`
-        return (isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute)
-                and move.func.attr in DEVICE_MOVES)
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for call in facts.method_calls.get("detach", ()):

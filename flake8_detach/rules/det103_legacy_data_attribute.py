@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 import libcst as cst
@@ -9,7 +8,6 @@ from ..analysis.interpreter import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding, Fix
 from ..fixes import data_to_detach, data_write_statement, no_grad_context, wrap_in_no_grad
-from ..screening import ScreenContext
 from .base import Invalid, Rule
 
 # Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
@@ -31,7 +29,6 @@ class LegacyDataAttribute(Rule):
     code = "DET103"
     name = "legacy-data-attribute"
     message = READ_MESSAGE
-    candidate_attributes = frozenset({"data"})
     what_it_does = (
         "Flags `.data` on a value the file shows is a tensor (a parameter, a model output, a "
         "tensor-only method right after it such as `.numpy()`, `.cpu()`, `.add_()`), in reads, "
@@ -82,12 +79,6 @@ class LegacyDataAttribute(Rule):
             "import torch\ndef init(m):\n    with torch.no_grad():\n        m.weight.normal_(0, 0.02)\n",
         ),
     ]
-
-    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
-        base = node.value  # not `self.data`, not the `torch.utils.data` package
-        if isinstance(base, ast.Name):
-            return base.id not in ("self", "cls")
-        return not (isinstance(base, ast.Attribute) and base.attr == "utils")
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for node in facts.attributes.get("data", ()):

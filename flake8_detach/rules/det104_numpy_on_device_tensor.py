@@ -12,7 +12,6 @@ class NumpyOnDeviceTensor(Rule):
     code = "DET104"
     name = "numpy-on-device-tensor"
     message = ".numpy() on a tensor that may live on a GPU raises TypeError; call .cpu() first"
-    candidate_attributes = frozenset({"numpy"})
     what_it_does = (
         "Flags `.numpy()` with no `.cpu()` before it on a value the file shows may live on a GPU: "
         "it went through `.cuda()`, `.to(device)`, a `device=` argument, or is the output of a "

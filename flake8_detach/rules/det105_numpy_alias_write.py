@@ -12,7 +12,6 @@ class NumpyAliasWrite(Rule):
     code = "DET105"
     name = "numpy-alias-write"
     message = "writing this array also changes the tensor it came from"
-    candidate_attributes = frozenset({"numpy", "from_numpy"})
     what_it_does = (
         "Flags an in-place write (`a[i] = ...`, `a += ...`, `np.copyto(a, ...)`, `t.add_(...)`) to "
         "an array or tensor that shares memory with another name, when that other name is used "

@@ -1,17 +1,13 @@
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 import libcst as cst
 
-from ..analysis import semantics as sem
 from ..analysis.interpreter import ConvertingCall, Facts
-from ..analysis.semantics import AXES_FACTORIES, NUMPY_CONVERTING, NUMPY_REDUCTIONS, PLOTTING
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call
-from ..screening import ScreenContext
 from .base import Invalid, Rule, call_site_note
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
@@ -31,11 +27,6 @@ class ImplicitNumpyConversion(Rule):
     code = "DET106"
     name = "implicit-numpy-conversion"
     message = "converts a tensor with .numpy()"
-    candidate_attributes = frozenset(
-        {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
-        | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
-    )
-    required_modules = frozenset({"numpy", "matplotlib", "pandas"})
     what_it_does = (
         "Flags a value that may require grad or may live on a GPU passed to a function that "
         "converts it to a NumPy array for you: `np.asarray`, `np.array`, NumPy ufuncs and "
@@ -79,15 +70,6 @@ class ImplicitNumpyConversion(Rule):
         ),
         Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
     ]
-
-    def screen(self, node: ast.Attribute, context: ScreenContext) -> bool:
-        if node.attr in PLOTTING or node.attr in AXES_FACTORIES or node.attr == "subplots":
-            return context.imports("matplotlib")
-        qualified = context.resolve(node)
-        return qualified is not None and sem.converting_kind(qualified) is not None
-
-    def screen_imports(self, context: ScreenContext) -> bool:
-        return any(sem.converting_kind(q) is not None for q in context.aliases.values())
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for converting in facts.converting_calls:

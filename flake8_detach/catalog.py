@@ -1,0 +1,101 @@
+"""What the screen knows of each rule: its code, the attributes that make a file a candidate, the
+modules it needs, and its cheap look at flake8's `ast` tree.
+
+Kept apart from the rule classes (which import libcst) so that a file with nothing to report
+costs flake8 no libcst import at all. The rule classes find their entry here by code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .analysis import semantics as sem
+from .analysis.semantics import (
+    AXES_FACTORIES,
+    DEVICE_MOVES,
+    NUMPY_CONVERTING,
+    NUMPY_REDUCTIONS,
+    PLOTTING,
+)
+from .screening import ScreenContext
+
+
+def _any_attribute(node: ast.Attribute, context: ScreenContext) -> bool:
+    return True
+
+
+def _no_import(context: ScreenContext) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class RuleScreen:
+    code: str
+    # Attribute names whose presence in a file makes it worth analysing for this rule.
+    candidate_attributes: frozenset[str]
+    # The rule can only fire in files importing one of these (empty: torch is enough).
+    required_modules: frozenset[str] = frozenset()
+    # A candidate attribute node of flake8's `ast` tree: could the rule fire on it?
+    attribute: Callable[[ast.Attribute, ScreenContext], bool] = _any_attribute
+    # Whether the file's imports alone make it a candidate (`from numpy import asarray`).
+    imports: Callable[[ScreenContext], bool] = _no_import
+
+
+def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
+    move = node.value  # `.detach` right after a call to `.cpu()` / `.to()` / `.cuda()`
+    return isinstance(move, ast.Call) and isinstance(move.func, ast.Attribute) and move.func.attr in DEVICE_MOVES
+
+
+def _data_of_something_else(node: ast.Attribute, context: ScreenContext) -> bool:
+    base = node.value  # not `self.data`, not the `torch.utils.data` package
+    if isinstance(base, ast.Name):
+        return base.id not in ("self", "cls")
+    return not (isinstance(base, ast.Attribute) and base.attr == "utils")
+
+
+def _converting_attribute(node: ast.Attribute, context: ScreenContext) -> bool:
+    if node.attr in PLOTTING or node.attr in AXES_FACTORIES or node.attr == "subplots":
+        return context.imports("matplotlib")
+    qualified = context.resolve(node)
+    return qualified is not None and sem.converting_kind(qualified) is not None
+
+
+def _imports_converting_function(context: ScreenContext) -> bool:
+    return any(sem.converting_kind(qualified) is not None for qualified in context.aliases.values())
+
+
+SCREENS: tuple[RuleScreen, ...] = (
+    RuleScreen("DET101", frozenset({"numpy"})),
+    RuleScreen("DET102", frozenset({"detach"}), attribute=_after_device_move),
+    RuleScreen("DET103", frozenset({"data"}), attribute=_data_of_something_else),
+    RuleScreen("DET104", frozenset({"numpy"})),
+    RuleScreen("DET105", frozenset({"numpy", "from_numpy"})),
+    RuleScreen(
+        "DET106",
+        frozenset(
+            {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
+            | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+        ),
+        required_modules=frozenset({"numpy", "matplotlib", "pandas"}),
+        attribute=_converting_attribute,
+        imports=_imports_converting_function,
+    ),
+)
+SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
+RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)
+
+
+def selected_codes(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Codes that start with a selected prefix and with no ignored prefix (flake8 semantics)."""
+    def chosen(code: str) -> bool:
+        if select and not any(code.startswith(prefix) for prefix in select):
+            return False
+        return not any(code.startswith(prefix) for prefix in ignore)
+
+    return tuple(code for code in RULE_CODES if chosen(code))
+
+
+def selected_screens(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[RuleScreen, ...]:
+    return tuple(SCREENS_BY_CODE[code] for code in selected_codes(select, ignore))

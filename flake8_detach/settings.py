@@ -1,0 +1,73 @@
+"""The engine's settings, in a module that does not import libcst.
+
+flake8 imports the plugin on every run, whatever `--select` says; the plugin needs the settings
+and the screen to decide that a file has nothing to report, and only then pays for libcst.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .catalog import RuleScreen, selected_screens
+
+if TYPE_CHECKING:
+    from .rules.base import Rule
+
+# How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
+FIX_STYLES: tuple[str, ...] = ("chain", "force")
+SECTION = "flake8-detach"
+_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$", re.ASCII)
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded for the user: where, which key, what is wrong."""
+
+    def __init__(self, key: str | None, message: str, source: str | None = None) -> None:
+        self.key = key
+        self.message = message
+        self.source = source
+        where = f"{source}: " if source else ""
+        what = f"[tool.{SECTION}] {key}: " if key else ""
+        super().__init__(f"{where}{what}{message}")
+
+
+def validate_dotted_names(key: str, names: list[str], source: str | None = None) -> frozenset[str]:
+    for name in names:
+        if not _DOTTED_NAME.match(name):
+            raise ConfigError(key, f"{name!r} is not a dotted name (like myproject.utils.evaluating)", source)
+    return frozenset(names)
+
+
+def validate_fix_style(key: str, value: object, source: str | None = None) -> str:
+    if value not in FIX_STYLES:
+        choices = " or ".join(repr(style) for style in FIX_STYLES)
+        raise ConfigError(key, f"expected {choices}, got {value!r}", source)
+    assert isinstance(value, str)
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    # Dotted names of project context managers/decorators that turn grad off.
+    no_grad_contexts: frozenset[str] = frozenset()
+    # Dotted names of extra functions that call .numpy() on their argument (DET106).
+    converting_functions: frozenset[str] = frozenset()
+    # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
+    fix_style: str = "chain"
+
+    def rules(self) -> tuple[Rule, ...]:
+        from .rules import (
+            selected_rules,  # the rules import libcst: only files past the screen need them
+        )
+
+        return selected_rules(self.select, self.ignore)
+
+    def screens(self) -> tuple[RuleScreen, ...]:
+        return selected_screens(self.select, self.ignore)
+
+
+DEFAULT_SETTINGS = Settings()
