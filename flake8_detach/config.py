@@ -8,10 +8,11 @@ quietly stops running.
 
 from __future__ import annotations
 
+import configparser
 import difflib
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -134,21 +135,95 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
     return Config(**values)
 
 
-def load_pyproject(path: Path) -> Config:
-    """Read one pyproject.toml; a file without the section gives the defaults."""
+def _read_pyproject_table(path: Path) -> dict[str, object] | None:
+    """The `[tool.flake8-detach]` table of a pyproject.toml, however TOML spells it; None if absent.
+
+    TOML writes one table many ways (`[tool.flake8-detach]`, `[tool]` + `flake8-detach = {...}`,
+    dotted keys `tool.flake8-detach.ignore = [...]`), so the file is parsed, never pattern-matched.
+    A file that does not mention the name at all is skipped unparsed: most pyproject.toml files
+    are someone else's packaging metadata, and their TOML errors are not ours to report.
+    """
     try:
         with path.open("rb") as file:
-            document = tomllib.load(file)
+            raw = file.read()
     except OSError as error:
         raise ConfigError(None, f"cannot read: {error.strerror or error}", str(path)) from error
-    except tomllib.TOMLDecodeError as error:
+    if SECTION.encode() not in raw:
+        return None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(None, f"invalid TOML: {error}", str(path)) from error
-    table = document.get("tool", {}).get(SECTION)
+    tool = document.get("tool", {})
+    table = tool.get(SECTION) if isinstance(tool, dict) else None
     if table is None:
-        return Config(path=path)
+        return None
     if not isinstance(table, dict):
         raise ConfigError(None, f"[tool.{SECTION}] must be a table", str(path))
-    return parse_table(table, path)
+    return table
+
+
+def load_pyproject(path: Path) -> Config:
+    """Read one pyproject.toml; a file without the section gives the defaults."""
+    table = _read_pyproject_table(path)
+    return Config(path=path) if table is None else parse_table(table, path)
+
+
+# flake8's options files, in the order flake8 looks for them in a folder, and the plugin's options
+# (flake8 accepts dashes or underscores in option names read from a file).
+FLAKE8_FILES: tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")
+FLAKE8_OPTIONS: dict[str, str] = {
+    "detach-no-grad-contexts": "no-grad-contexts",
+    "detach-converting-functions": "converting-functions",
+    "detach-fix-style": "fix-style",
+}
+
+
+def _read_flake8_options(path: Path) -> dict[str, object] | None:
+    """The plugin's `detach-*` options in a flake8 options file, as a table; None if it sets none.
+
+    flake8's own `select`/`ignore` are not taken over: they govern every plugin and pycodestyle,
+    and flake8 applies them itself; the pyproject table is where the other fronts select rules.
+    """
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError) as error:
+        raise ConfigError(None, f"cannot parse as a flake8 options file: {_one_line(error)}", str(path)) from error
+    if not parser.has_section("flake8"):
+        return None
+    table: dict[str, object] = {}
+    for option, value in parser.items("flake8"):
+        key = FLAKE8_OPTIONS.get(option.replace("_", "-"))
+        if key is None:
+            continue
+        table[key] = value.strip() if key == "fix-style" else split_comma_list(value.replace("\n", ","))
+    return table or None
+
+
+def _config_in(folder: Path) -> Config | None:
+    """The settings a folder defines, or None when it defines none (the search goes on upwards).
+
+    The pyproject.toml table wins over the flake8 options file of the same folder key by key, so a
+    project that names its converting functions in setup.cfg for flake8 gets them in `check` too.
+    """
+    pyproject = folder / "pyproject.toml"
+    table = _read_pyproject_table(pyproject) if pyproject.is_file() else None
+    flake8_table: dict[str, object] | None = None
+    flake8_path: Path | None = None
+    for name in FLAKE8_FILES:
+        candidate = folder / name
+        if candidate.is_file():
+            flake8_table = _read_flake8_options(candidate)
+            if flake8_table is not None:
+                flake8_path = candidate
+                break
+    if table is None and flake8_table is None:
+        return None
+    if table is None:
+        assert flake8_path is not None and flake8_table is not None
+        return parse_table(flake8_table, flake8_path)
+    return parse_table({**(flake8_table or {}), **table}, pyproject)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -157,32 +232,58 @@ def find_pyproject(start: Path) -> Path | None:
     As ruff does, a pyproject.toml without the table does not stop the search, so a
     sub-package's packaging file does not hide the project's settings.
     """
-    folder = start.absolute()
-    if folder.is_file():
-        folder = folder.parent
-    for candidate in (folder, *folder.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and _mentions_section(pyproject):
+    for folder in _folders_up(start):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _read_pyproject_table(pyproject) is not None:
             return pyproject
     return None
 
 
-def _mentions_section(pyproject: Path) -> bool:
-    try:
-        text = pyproject.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?flake8-detach[\"']?\s*[\].]", text, re.MULTILINE) is not None
+def _folders_up(start: Path) -> tuple[Path, ...]:
+    folder = start.absolute()
+    if folder.is_file() or not folder.exists():
+        folder = folder.parent
+    return (folder, *folder.parents)
 
 
 def discover_config(start: Path, explicit: Path | None = None) -> Config:
-    """The config for a run started in ``start`` (or the file given with ``--config``)."""
+    """The config for ``start`` (a file or folder), or from the file given with ``--config``.
+
+    The nearest folder at or above ``start`` whose pyproject.toml has the table or whose flake8
+    options file (setup.cfg, tox.ini, .flake8) sets a `detach-*` option decides, as ruff resolves
+    the nearest configuration per file. Every front calls this per file, so a monorepo's
+    `pkg_a/pyproject.toml` governs `pkg_a/` from `check` at the root and in the editor alike.
+    """
     if explicit is not None:
         if not explicit.is_file():
             raise ConfigError(None, "no such file", str(explicit))
         return load_pyproject(explicit)
-    found = find_pyproject(start)
-    return load_pyproject(found) if found else Config()
+    for folder in _folders_up(start):
+        config = _config_in(folder)
+        if config is not None:
+            return config
+    return Config()
+
+
+class ConfigResolver:
+    """Per-file configuration for a run over many files: resolved per folder, and cached."""
+
+    def __init__(self, explicit: Path | None = None, overrides: Callable[[Config], Config] | None = None) -> None:
+        self.explicit = explicit
+        self.overrides = overrides or (lambda config: config)
+        self._by_folder: dict[Path, Config] = {}
+
+    def for_path(self, path: Path) -> Config:
+        folder = path.absolute().parent
+        config = self._by_folder.get(folder)
+        if config is None:
+            config = self._by_folder[folder] = self.overrides(discover_config(folder, self.explicit))
+        return config
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _describe(value: object) -> str:

@@ -160,3 +160,75 @@ def test_flake8_config_bad_value_names_the_option(tmp_path: Path) -> None:
     assert completed.returncode != 0
     assert "--detach-no-grad-contexts: 'my-project.evaluating' is not a dotted name" in completed.stdout
     assert "Traceback" not in completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[tool.flake8-detach]\nignore = ['DET101']\n",
+        "[tool]\nflake8-detach = { ignore = ['DET101'] }\n",
+        "tool.flake8-detach.ignore = ['DET101']\n",
+        '[tool."flake8-detach"]\nignore = ["DET101"]\n',
+        "[project]\nname = 'x'\n[tool.flake8-detach]\n# a comment\nignore = [\n  'DET101',\n]\n",
+    ],
+    ids=["header", "inline-table", "dotted-keys", "quoted-key", "multiline"],
+)
+def test_every_toml_spelling_of_the_table_is_read(tmp_path: Path, body: str) -> None:
+    write_pyproject(tmp_path, body)
+    assert find_pyproject(tmp_path) == tmp_path / "pyproject.toml"
+    assert discover_config(tmp_path).ignore == ("DET101",)
+
+
+def test_a_pyproject_that_only_mentions_the_name_elsewhere_is_not_the_config(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[project]\nname = 'x'\ndependencies = ['flake8-detach']\n")
+    assert find_pyproject(tmp_path) is None
+    assert discover_config(tmp_path) == Config()
+
+
+def test_someone_elses_broken_pyproject_is_not_our_error(tmp_path: Path) -> None:
+    write_pyproject(tmp_path, "[project\nname = \n")  # no mention of flake8-detach
+    assert discover_config(tmp_path) == Config()
+
+
+def test_check_reads_the_flake8_options_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("train.py").write_text(HAZARD_IN_CONTEXT)
+    assert main(["check", "train.py"]) == 1
+    (tmp_path / "setup.cfg").write_text(
+        "[metadata]\nname = x\n\n[flake8]\nmax-line-length = 100\n"
+        "detach_no_grad_contexts =\n    myproject.utils.evaluating,\n    myproject.utils.other\n"
+    )
+    assert main(["check", "train.py"]) == 0  # flake8 reads it (test above): so does check
+    assert discover_config(tmp_path).no_grad_contexts == {"myproject.utils.evaluating", "myproject.utils.other"}
+    capsys.readouterr()
+
+
+def test_the_pyproject_table_wins_key_by_key_over_the_flake8_file_of_its_folder(tmp_path: Path) -> None:
+    (tmp_path / ".flake8").write_text("[flake8]\ndetach-fix-style = force\ndetach-converting-functions = a.b\n")
+    write_pyproject(tmp_path, "[tool.flake8-detach]\nfix-style = 'chain'\n")
+    config = discover_config(tmp_path)
+    assert (config.fix_style, config.converting_functions) == ("chain", {"a.b"})
+
+
+def test_a_bad_flake8_option_value_is_a_config_error_in_check(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("train.py").write_text(HAZARD_IN_CONTEXT)
+    (tmp_path / "tox.ini").write_text("[flake8]\ndetach-no-grad-contexts = my-project.evaluating\n")
+    assert main(["check", "train.py"]) == 2
+    assert "no-grad-contexts" in capsys.readouterr().err
+
+
+def test_monorepo_each_file_gets_its_nearest_config(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    hazard = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n"
+    for package in ("pkg_a", "pkg_b"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "a.py").write_text(hazard)
+    write_pyproject(tmp_path / "pkg_a", "[tool.flake8-detach]\nignore = ['DET101']\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "pkg_a/a.py"]) == 0  # from the root, pkg_a's own config applies
+    assert main(["check", "."]) == 1
+    out = capsys.readouterr().out
+    assert "pkg_b/a.py:3:3: DET101" in out and "pkg_a" not in out
+    assert main(["fix", "--diff", "."]) == 1
+    diff = capsys.readouterr().out
+    assert "pkg_b/a.py" in diff and "pkg_a/a.py" not in diff

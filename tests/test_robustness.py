@@ -247,7 +247,7 @@ def check_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedP
 
 
 def test_check_exit_code_says_the_run_was_incomplete(check_run: subprocess.CompletedProcess[str]) -> None:
-    assert check_run.returncode == 2
+    assert check_run.returncode == 1  # files reported as not checked: not clean, not a tool failure
     assert_no_traceback(check_run.stdout + check_run.stderr)
 
 
@@ -325,14 +325,16 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["check", "fix"])
-def test_unreadable_file_is_one_line_and_exit_2(
+def test_unreadable_file_is_one_line_and_not_exit_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     target = tmp_path / "secret.py"
     target.write_bytes(_text(HEADER + FLAGGED))
     _deny(monkeypatch, target)
     monkeypatch.chdir(tmp_path)
-    assert cli.main([command, "secret.py"]) == 2
+    # check reports a file it cannot read and exits 1 (as ruff and flake8 do); fix exits 2: a
+    # file it was asked to fix stays unfixed.
+    assert cli.main([command, "secret.py"]) == (1 if command == "check" else 2)
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if "secret.py" in line]
     assert errors == ["secret.py: error: cannot read: Permission denied"]

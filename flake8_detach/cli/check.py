@@ -1,8 +1,9 @@
 """`flake8-detach check PATH...`: the flake8 diagnostics without flake8, in CI-friendly formats.
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
-the same through both fronts. Exit 0 when clean, 1 when diagnostics were found, 2 when a file
-(or the configuration) could not be read: an incomplete run must never look clean.
+the same through both fronts. Exit 0 when clean, 1 when diagnostics were found or a file could
+not be checked (reported on stderr, as ruff and flake8 report them), 2 for usage, configuration
+and internal errors: an incomplete run must never look clean.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import functools
 import multiprocessing
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, ConfigError, discover_config, split_comma_list
-from ..engine import AnalysisError, Settings, analyze
+from ..config import Config, ConfigError, ConfigResolver, discover_config, split_comma_list
+from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
 from ..files import SourceError, decode_source, discover, read_source
 from ..reporting import FORMATS, FileReport, Report, render
 from ..suppression import unsuppressed
@@ -28,6 +30,9 @@ from .output import write_output_file
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 16
 FORMATS_WITH_FIXES = frozenset({"json", "sarif"})
+# SyntaxErrors that are CPython's limits, not grammar a newer Python has (libcst has no such limits).
+COMPILER_LIMITS = ("too many nested parentheses", "too many statically nested blocks",
+                   "too many levels of indentation")
 
 
 def register(subparsers: Any) -> None:
@@ -54,35 +59,50 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def command_line_overrides(args: argparse.Namespace) -> Callable[[Config], Config]:
+    """The command line's --select/--ignore/--extend-exclude, laid over each file's config."""
+    def override(config: Config) -> Config:
+        return config.overridden(
+            select=split_comma_list(args.select) if args.select is not None else None,
+            ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
+            extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
+        )
+    return override
+
+
 def load_config(args: argparse.Namespace) -> Config:
-    config = discover_config(Path.cwd(), args.config)
-    return config.overridden(
-        select=split_comma_list(args.select) if args.select is not None else None,
-        ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
-        extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
-    )
+    """The config of the folder the run starts in: it decides which files are found."""
+    return command_line_overrides(args)(discover_config(Path.cwd(), args.config))
 
 
 def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
     """Check one decoded file; every failure becomes a one-line error, never an exception."""
     report = FileReport(display_path, source=source)
+    tree: ast.AST | None
+    syntax_error: str | None = None
     try:
         # flake8 compiles every file; a syntax error is an error even where no rule would look.
         tree = ast.parse(source, display_path)
     except SyntaxError as error:
+        # Newer syntax than this Python's (3.12 generics on 3.11, say) is not the file's fault:
+        # libcst reads every version's grammar, so it decides below.
         where = f" at line {error.lineno}, column {error.offset}" if error.lineno is not None else ""
-        report.error = f"syntax error{where}: {error.msg}"
-        return report
+        tree, syntax_error = None, f"syntax error{where}: {error.msg}"
+        if error.msg.startswith(COMPILER_LIMITS):  # no Python runs it: not a matter of version
+            report.error = syntax_error
+            return report
     except (ValueError, RecursionError, MemoryError) as error:
         report.error = f"cannot parse: {_one_line(error)}"
         return report
     try:
-        analysis = analyze(source, settings, tree)
+        analysis = analyze(source, settings, tree) if syntax_error is None else analyze_module(
+            parse(source), settings)
     except AnalysisError as error:
-        report.error = _one_line(error)
+        report.error = syntax_error or _one_line(error)
         return report
     except Exception as error:  # noqa: BLE001 - a bug in a rule must not hide the other files
         report.error = f"internal error, file skipped: {type(error).__name__}: {_one_line(error)}"
+        report.internal = True
         return report
     report.module = analysis.module
     report.diagnostics = unsuppressed(source, analysis.diagnostics)
@@ -97,25 +117,25 @@ def check_path(path: Path, settings: Settings) -> FileReport:
     return check_text(source, str(path), settings)
 
 
-def _check_path_detached(path: Path, settings: Settings, with_fixes: bool) -> FileReport:
+def _check_path_detached(job: tuple[Path, Settings], with_fixes: bool) -> FileReport:
     """Worker-process entry: check one file and send back plain data (no libcst trees)."""
-    return check_path(path, settings).detached(with_fixes)
+    return check_path(*job).detached(with_fixes)
 
 
-def check_paths(paths: list[Path], settings: Settings, jobs: int, with_fixes: bool) -> list[FileReport]:
-    """Check files in order, in parallel processes when there are enough of them to pay off."""
-    if jobs <= 1 or len(paths) < PARALLEL_MIN_FILES:
-        return [check_path(path, settings) for path in paths]
-    worker = functools.partial(_check_path_detached, settings=settings, with_fixes=with_fixes)
+def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: bool) -> list[FileReport]:
+    """Check files (each with its own settings) in order, in parallel when that pays off."""
+    if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
+        return [check_path(path, settings) for path, settings in jobs_list]
+    worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    workers = min(jobs, len(paths))
+    workers = min(jobs, len(jobs_list))
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(worker, paths, chunksize=max(1, len(paths) // (workers * 8))))
+            return list(pool.map(worker, jobs_list, chunksize=max(1, len(jobs_list) // (workers * 8))))
     except (OSError, BrokenProcessPool):
         # No multiprocessing here (a sandbox without semaphores, a killed worker): as flake8
         # does, fall back to one process rather than fail the run.
-        return [check_path(path, settings) for path in paths]
+        return [check_path(path, settings) for path, settings in jobs_list]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
         print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return 2
     jobs = args.jobs or os.cpu_count() or 1
-    settings = config.settings()
+    # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
+    # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor.
+    resolver = ConfigResolver(args.config, command_line_overrides(args))
     # Slots in command-line order: a report already made (stdin, a missing path) or a file to check.
     slots: list[FileReport | Path] = []
     seen: set[Path] = set()
@@ -139,6 +161,11 @@ def run(args: argparse.Namespace) -> int:
             except SourceError as error:
                 slots.append(FileReport(args.stdin_filename, error=str(error)))
             else:
+                try:
+                    settings = resolver.for_path(Path(args.stdin_filename)).settings()
+                except ConfigError as error:
+                    print(f"flake8-detach: error: {error}", file=sys.stderr)
+                    return 2
                 slots.append(check_text(source, args.stdin_filename, settings))
             continue
         if not Path(raw).exists():
@@ -148,8 +175,12 @@ def run(args: argparse.Namespace) -> int:
             if path not in seen:
                 seen.add(path)
                 slots.append(path)
-    paths = [slot for slot in slots if isinstance(slot, Path)]
-    checked = iter(check_paths(paths, settings, jobs, with_fixes=args.format in FORMATS_WITH_FIXES))
+    try:
+        work = [(slot, resolver.for_path(slot).settings()) for slot in slots if isinstance(slot, Path)]
+    except ConfigError as error:
+        print(f"flake8-detach: error: {error}", file=sys.stderr)
+        return 2
+    checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES))
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.errors:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)

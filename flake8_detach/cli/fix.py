@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import ConfigError, discover_config, split_comma_list
+from ..config import Config, ConfigError, ConfigResolver, discover_config, split_comma_list
 from ..files import discover
 from ..fixer import FixFileError, FixResult, fix_file
 from ..settings import FIX_STYLES
@@ -54,17 +54,22 @@ class _Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = discover_config(Path.cwd(), args.config).overridden(
+    def override(config: Config) -> Config:
+        return config.overridden(
             select=split_comma_list(args.select) if args.select is not None else None,
             ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
             extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
             fix_style=args.style,
         )
+
+    # The folder the run starts in decides which files are found; each file is then fixed with
+    # the config of its nearest configured folder, as `check` and the editor resolve it.
+    resolver = ConfigResolver(args.config, override)
+    try:
+        config = override(discover_config(Path.cwd(), args.config))
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
-    settings = config.settings()
     dry_run = args.diff or args.check
     # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
     messages: TextIO = sys.stderr if args.diff else sys.stdout
@@ -74,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
         for path in discover([raw], config.extend_exclude, config.root):
+            try:
+                settings = resolver.for_path(path).settings()
+            except ConfigError as error:
+                print(f"flake8-detach: error: {error}", file=sys.stderr)
+                return 2
             try:
                 result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
             except FixFileError as error:

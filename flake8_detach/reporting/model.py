@@ -27,6 +27,8 @@ class FileReport:
     module: cst.Module | None = None
     source: str | None = None
     error: str | None = None  # one line: why the file could not be checked
+    # The error is a bug of ours (a rule raised), not a property of the file: exit status 2.
+    internal: bool = False
     # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
     fixes: list[RenderedFix | None] | None = None
 
@@ -63,7 +65,12 @@ class Report:
         return [file for file in self.files if file.error is not None]
 
     def exit_code(self) -> int:
-        """0 clean, 1 diagnostics, 2 when a file could not be checked (the run is incomplete)."""
-        if self.errors:
+        """0 clean; 1 diagnostics or files that could not be checked; 2 an internal error.
+
+        As ruff and flake8 do, a file that does not parse or cannot be read is reported and the
+        run goes on: it exits 1 like any finding, so one bad file does not look like a broken
+        tool. 2 stays for what is the tool's fault (and for usage and config errors).
+        """
+        if any(file.internal for file in self.errors):
             return 2
-        return 1 if self.diagnostic_count else 0
+        return 1 if self.diagnostic_count or self.errors else 0
