@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 
-# flake8's own pattern (flake8/defaults.py), so both fronts agree on what a noqa comment is.
-NOQA_INLINE = re.compile(
-    r"# noqa"
-    r"(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?",
-    re.IGNORECASE,
-)
+from flake8.defaults import NOQA_INLINE_REGEXP
+
+# flake8's own pattern (not a copy of it), so every front agrees with flake8 on what a noqa
+# comment is, in whatever flake8 version is installed.
+NOQA_INLINE = NOQA_INLINE_REGEXP
 _CODE_SEPARATOR = re.compile(r"[,\s]+")
 
 

@@ -10,15 +10,16 @@ what flake8 reports. A file with a ``# flake8: noqa`` line is skipped, as flake8
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections.abc import Sequence
+
+from flake8.defaults import NOQA_FILE
 
 from .diagnostics import Diagnostic
 from .noqa import is_suppressed
 
-# flake8's NOQA_FILE: the comment must stand on its own line to disable the whole file.
-_NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+# flake8's own NOQA_FILE: the comment must stand on its own line to disable the whole file.
+_NOQA_FILE = NOQA_FILE
 
 
 def file_is_ignored(lines: Sequence[str]) -> bool:
