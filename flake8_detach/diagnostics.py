@@ -35,6 +35,8 @@ class Diagnostic:
     column: int  # 0-based, in characters
     message: str  # starts with the code, flake8 style
     fix: Fix | None = None
+    # Where the related place is (the call that passes the value): (1-based line, 0-based column).
+    related: tuple[int, int] | None = None
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.line, self.column, self.code)

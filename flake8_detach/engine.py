@@ -146,9 +146,10 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
             continue
         seen.add(key)
         message = finding.message
-        if finding.related is not None:
-            message = message.replace("{related_line}", str(positions[finding.related][0]))
-        diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix))
+        related = positions[finding.related] if finding.related is not None else None
+        if related is not None:
+            message = message.replace("{related_line}", str(related[0]))
+        diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix, related))
     diagnostics.sort(key=Diagnostic.sort_key)
     return Analysis(module, findings, diagnostics, facts)
 

@@ -23,12 +23,23 @@ PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
 HAZARD = "import torch\nw = torch.ones(3, requires_grad=True)\nw.cpu().numpy()\n"
 
 
+REGISTRATIONS: list[types.RegistrationParams] = []
+
+
+def accept_registrations(client: LanguageClient) -> None:
+    """Answer `client/registerCapability` as VS Code does (the server registers file watchers)."""
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        REGISTRATIONS.append(params)
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "flake8_detach", "lsp", "--debounce-ms", str(DEBOUNCE_MS)]
     )
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    accept_registrations(lsp_client)
     await lsp_client.initialize_session(
         types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
     )
@@ -107,7 +118,7 @@ async def test_open_publishes_det101_with_code_link_and_range(client: LanguageCl
     (diagnostic,) = published.diagnostics
     assert diagnostic.code == "DET101"
     assert diagnostic.source == "flake8-detach"
-    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.severity == types.DiagnosticSeverity.Warning  # as flake8's via pylsp
     assert diagnostic.code_description is not None
     assert diagnostic.code_description.href == rule_url("DET101")
     assert diagnostic.message.startswith(".numpy() on a tensor that may require grad")
@@ -132,7 +143,8 @@ async def test_quick_fix_then_no_diagnostics(client: LanguageClient, tmp_path: P
     uri = (tmp_path / "train.py").as_uri()
     published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
     actions = await code_actions(client, uri, HAZARD, list(published.diagnostics), only=[types.CodeActionKind.QuickFix])
-    (action,) = actions
+    (action, suppress) = actions
+    assert "noqa" in suppress.title
     assert action.kind == types.CodeActionKind.QuickFix
     assert action.title.startswith("DET101: ")
     assert action.is_preferred is True
@@ -209,13 +221,17 @@ async def test_broken_config_is_reported_and_defaults_are_used(client: LanguageC
 
 
 @pytest.mark.asyncio
-async def test_syntax_error_clears_instead_of_crashing(client: LanguageClient, tmp_path: Path) -> None:
+async def test_syntax_error_keeps_the_last_diagnostics_and_says_where(client: LanguageClient, tmp_path: Path) -> None:
     uri = (tmp_path / "train.py").as_uri()
     published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
     assert published.diagnostics
     broken = HAZARD + "x = (\n"
     after = await next_publish(client, lambda: replace_text(client, uri, 2, broken))
-    assert list(after.diagnostics) == []
+    # No flicker while typing: the hazard stays, plus one syntax diagnostic where Python stops.
+    assert [d.code for d in after.diagnostics] == ["DET101", None]
+    syntax = after.diagnostics[1]
+    assert syntax.severity == types.DiagnosticSeverity.Error
+    assert syntax.message.startswith("syntax error at line 4") and syntax.range.start.line == 3
     again = await next_publish(client, lambda: replace_text(client, uri, 3, HAZARD))
     assert [d.code for d in again.diagnostics] == ["DET101"]
 
@@ -228,3 +244,127 @@ async def test_excluded_folders_get_no_diagnostics(client: LanguageClient, tmp_p
         published = await next_publish(client, lambda uri=uri: open_document(client, uri, HAZARD))
         expected = ["DET101"] if folder == "src" else []
         assert [d.code for d in published.diagnostics] == expected, folder
+
+
+@pytest.mark.asyncio
+async def test_non_python_documents_are_not_linted(client: LanguageClient, tmp_path: Path) -> None:
+    toml_uri = (tmp_path / "pyproject.toml").as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=toml_uri, language_id="toml", version=1, text="[tool.flake8-detach]\nignore = []\n")))
+    py_uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, py_uri, HAZARD))
+    assert published.uri == py_uri  # the TOML buffer got no publish of its own (it came first)
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=toml_uri)))
+    assert list(report.items) == []
+
+
+@pytest.mark.asyncio
+async def test_a_changed_config_file_relints_open_buffers(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.flake8-detach]\nignore = ["DET101"]\n')
+    changed = types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Created)])
+    after = await next_publish(client, lambda: client.workspace_did_change_watched_files(changed))
+    assert after.uri == uri and list(after.diagnostics) == []
+    # Saving the config in the editor does the same (and the TOML itself is not linted).
+    pyproject.write_text('[tool.flake8-detach]\nignore = []\n')
+    saved = types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri()))
+    again = await next_publish(client, lambda: client.text_document_did_save(saved))
+    assert again.uri == uri and [d.code for d in again.diagnostics] == ["DET101"]
+
+
+@pytest.mark.asyncio
+async def test_pull_diagnostics_match_the_published_ones(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert report.kind == "full"
+    assert list(report.items) == list(published.diagnostics)
+
+
+HELPER = (
+    "import torch\n"
+    "def show(t):\n"
+    "    return t.numpy()\n"
+    "model = torch.nn.Linear(2, 2)\n"
+    "show(model(torch.ones(2)))\n"
+)
+
+
+@pytest.mark.asyncio
+async def test_the_passing_call_is_related_information(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "helper.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, uri, HELPER))
+    (diagnostic,) = [d for d in published.diagnostics if d.code == "DET101"]
+    assert "line 5" in diagnostic.message
+    (related,) = diagnostic.related_information or []
+    assert related.location.uri == uri and related.location.range.start.line == 4
+
+
+@pytest.mark.asyncio
+async def test_suppress_with_noqa_action(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    text = HAZARD.replace("w.cpu().numpy()", "w.cpu().numpy()  # noqa: E501")
+    published = await next_publish(client, lambda: open_document(client, uri, text))
+    actions = await code_actions(client, uri, text, list(published.diagnostics), only=[types.CodeActionKind.QuickFix])
+    (suppress,) = [a for a in actions if "noqa" in a.title]
+    assert suppress.title == "DET101: suppress with # noqa: DET101"
+    assert suppress.edit is not None and suppress.edit.changes is not None
+    suppressed = apply_edits(text, list(suppress.edit.changes[uri]))
+    assert suppressed.endswith("w.cpu().numpy()  # noqa: E501, DET101\n")
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, suppressed))
+    assert list(after.diagnostics) == []
+    plain = await code_actions(client, uri, HAZARD, [], only=[types.CodeActionKind.QuickFix])
+    assert plain == []  # the cached analysis of version 2: nothing left to suppress
+
+
+def test_noqa_edit_adds_merges_or_leaves_alone() -> None:
+    from pygls.workspace.position_codec import PositionCodec
+
+    from flake8_detach.lsp.server import noqa_edit
+
+    codec = PositionCodec()
+    added = noqa_edit(["w.numpy()"], 1, "DET101", codec)
+    assert added is not None and added.new_text == "  # noqa: DET101" and added.range.start.character == 9
+    merged = noqa_edit(["w.numpy()  # noqa:DET104"], 1, "DET101", codec)
+    assert merged is not None and merged.new_text == "DET104, DET101"
+    assert noqa_edit(["w.numpy()  # noqa"], 1, "DET101", codec) is None
+    assert noqa_edit(["w.numpy()  # noqa: DET101"], 1, "DET101", codec) is None
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "flake8_detach", "lsp", "--debounce-ms", str(DEBOUNCE_MS)]
+    )
+)
+async def error_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    accept_registrations(lsp_client)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), initialization_options={"severity": "error"}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_severity_from_initialization_options(error_client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    published = await next_publish(error_client, lambda: open_document(error_client, uri, HAZARD))
+    assert [d.severity for d in published.diagnostics] == [types.DiagnosticSeverity.Error]
+
+
+@pytest.mark.asyncio
+async def test_the_server_watches_the_config_files(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    watchers = [
+        watcher["globPattern"]
+        for params in REGISTRATIONS for registration in params.registrations
+        if registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        for watcher in registration.register_options["watchers"]
+    ]
+    assert {"**/pyproject.toml", "**/setup.cfg", "**/tox.ini", "**/.flake8"} <= set(watchers)

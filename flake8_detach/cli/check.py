@@ -80,6 +80,7 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
     report = FileReport(display_path, source=source)
     tree: ast.AST | None
     syntax_error: str | None = None
+    syntax_position: tuple[int, int] | None = None
     try:
         # flake8 compiles every file; a syntax error is an error even where no rule would look.
         tree = ast.parse(source, display_path)
@@ -88,8 +89,10 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         # libcst reads every version's grammar, so it decides below.
         where = f" at line {error.lineno}, column {error.offset}" if error.lineno is not None else ""
         tree, syntax_error = None, f"syntax error{where}: {error.msg}"
+        if error.lineno is not None:
+            syntax_position = (error.lineno, max((error.offset or 1) - 1, 0))
         if error.msg.startswith(COMPILER_LIMITS):  # no Python runs it: not a matter of version
-            report.error = syntax_error
+            report.error, report.error_position = syntax_error, syntax_position
             return report
     except (ValueError, RecursionError, MemoryError) as error:
         report.error = f"cannot parse: {_one_line(error)}"
@@ -99,6 +102,7 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
             parse(source), settings)
     except AnalysisError as error:
         report.error = syntax_error or _one_line(error)
+        report.error_position = syntax_position
         return report
     except Exception as error:  # noqa: BLE001 - a bug in a rule must not hide the other files
         report.error = f"internal error, file skipped: {type(error).__name__}: {_one_line(error)}"

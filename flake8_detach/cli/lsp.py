@@ -22,6 +22,13 @@ def register(subparsers: Any) -> None:
         default=300,
         help="wait this long after the last change before linting a buffer (default: 300)",
     )
+    parser.add_argument(
+        "--severity",
+        choices=("error", "warning", "information", "hint"),
+        default="warning",
+        help="how diagnostics are shown (default: warning, as flake8's through python-lsp-server); "
+        "a client's initializationOptions {\"severity\": ...} override it",
+    )
     parser.add_argument("--log-file", help="write the server's log to this file")
     parser.set_defaults(func=run)
 
@@ -41,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.INFO)
-    create_server(debounce_seconds=args.debounce_ms / 1000).start_io()
+    create_server(debounce_seconds=args.debounce_ms / 1000, severity=args.severity).start_io()
     return 0

@@ -1,5 +1,6 @@
 """From the engine's positions (1-based lines, code-point columns) to LSP's (0-based, client units).
 
+The unit conversion is pygls' own position codec (UTF-16 unless the client negotiated another).
 The lines are split the way the engine counts them (``\\r\\n``, ``\\r`` or ``\\n``), not with
 ``str.splitlines``, which also breaks at form feeds and other separators Python code may contain.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 
 from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
 
 from ..reporting.spans import TextEdit
 
@@ -20,27 +22,18 @@ def split_lines(source: str) -> list[str]:
     return [line.rstrip("\r\n") for line in _LINE.findall(source)]
 
 
-def client_column(line_text: str, column: int, encoding: str) -> int:
-    """A code-point column of ``line_text`` in the client's units (UTF-16 unless negotiated)."""
-    prefix = line_text[:column]
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(prefix)
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(prefix.encode("utf-8", "surrogatepass"))
-    return len(prefix) + sum(1 for char in prefix if ord(char) > 0xFFFF)
+def position(lines: list[str], line: int, column: int, codec: PositionCodec) -> types.Position:
+    """Position of (1-based ``line``, 0-based code-point ``column``) in the client's units."""
+    if not 0 < line <= len(lines):
+        return types.Position(line=max(line - 1, 0), character=column)
+    return codec.position_to_client_units(lines, types.Position(line=line - 1, character=column))
 
 
-def position(lines: list[str], line: int, column: int, encoding: str) -> types.Position:
-    """Position of (1-based ``line``, 0-based code-point ``column``)."""
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return types.Position(line=line - 1, character=client_column(text, column, encoding))
-
-
-def text_edit(lines: list[str], edit: TextEdit, encoding: str) -> types.TextEdit:
+def text_edit(lines: list[str], edit: TextEdit, codec: PositionCodec) -> types.TextEdit:
     return types.TextEdit(
         range=types.Range(
-            start=position(lines, edit.start_line, edit.start_column, encoding),
-            end=position(lines, edit.end_line, edit.end_column, encoding),
+            start=position(lines, edit.start_line, edit.start_column, codec),
+            end=position(lines, edit.end_line, edit.end_column, codec),
         ),
         new_text=edit.new_text,
     )

@@ -1,59 +1,112 @@
 """The language server: diagnostics as you type, quick fixes and fix-all, over stdio (pygls).
 
 It runs the same code as `flake8-detach check` on the editor's buffer (not the file on disk):
-same engine, same `# noqa` handling, same `[tool.flake8-detach]` settings, found from the
-document's folder. Changes are linted after a short pause (debounced) so typing stays smooth,
-and a result is published only if the buffer has not changed since it was linted.
+same engine, same `# noqa` handling, same settings (`[tool.flake8-detach]`, or the flake8
+options files), resolved per document. Changes are linted after a short pause (debounced), off
+the event loop, and a result is published only if the buffer has not changed since.
+
+Each document's latest analysis is kept per version: code actions (sent on every cursor move)
+and pull diagnostics answer from it instead of re-linting. While a buffer does not parse, the
+last good diagnostics stay and one syntax diagnostic is added, so hazards do not flicker away
+while the user types.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
 
 from .. import __version__
 from ..cli.check import check_text
-from ..config import Config, ConfigError, discover_config
+from ..config import FLAKE8_FILES, Config, ConfigError, discover_config
 from ..diagnostics import Diagnostic
 from ..files import is_path_excluded
 from ..fixer import fix_source
 from ..reporting import rule_url
-from ..reporting.model import FileReport
-from ..reporting.spans import fix_edits, minimal_edit, token_length
+from ..reporting.model import FileReport, RenderedFix
+from ..reporting.spans import minimal_edit, token_length
 from .convert import position, split_lines, text_edit
 
 LOG = logging.getLogger(__name__)
 SOURCE = "flake8-detach"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.flake8-detach"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
+# Files whose change may change the settings of open documents.
+CONFIG_FILES = ("pyproject.toml", *FLAKE8_FILES)
+PYTHON_SUFFIXES = (".py", ".pyi")
+SEVERITIES: dict[str, types.DiagnosticSeverity] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+DEFAULT_SEVERITY = "warning"  # as flake8's diagnostics show through python-lsp-server
+_NOQA_CODES = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
+_BARE_NOQA = re.compile(r"#\s*noqa(?!\s*:)", re.IGNORECASE)
 
 
 @dataclass
 class LintResult:
+    """One analysis of one version of a buffer, and what code actions derive from it (once)."""
+
     version: int | None
     source: str
     config: Config
     report: FileReport
+    lines: list[str] = field(default_factory=list)
+    _fix_all: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.lines:
+            self.lines = split_lines(self.source)
+
+    def rendered_fixes(self) -> list[RenderedFix | None]:
+        return self.report.rendered_fixes() if self.report.module is not None else [None] * len(self.report.diagnostics)
+
+    def fixed_source(self) -> str:
+        """The buffer with every safe fix applied (the fixer runs once per version)."""
+        if self._fix_all is None:
+            fixed = fix_source(self.source, self.config.settings())
+            self._fix_all = self.source if fixed.error is not None else fixed.source
+        return self._fix_all
 
 
 class DetachLanguageServer(LanguageServer):
-    def __init__(self, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
+    def __init__(self, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS, severity: str = DEFAULT_SEVERITY) -> None:
         super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.debounce_seconds = debounce_seconds
+        self.severity = SEVERITIES[severity]
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.reported_config_errors: set[str] = set()
+        self.results: dict[str, LintResult] = {}  # the latest analysis of each open document
+        self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
 
-    # -- linting -----------------------------------------------------------------------------
+    # -- settings ------------------------------------------------------------------------------
+
+    def apply_initialization_options(self, options: object) -> None:
+        """`{"severity": "warning"}` from the client's initializationOptions (or settings)."""
+        if not isinstance(options, dict):
+            return
+        severity = options.get("severity")
+        if isinstance(severity, str) and severity.lower() in SEVERITIES:
+            self.severity = SEVERITIES[severity.lower()]
+        elif severity is not None:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message=f"flake8-detach: unknown severity {severity!r}; use one of {', '.join(SEVERITIES)}",
+            ))
 
     def config_for(self, uri: str) -> Config:
-        """The `[tool.flake8-detach]` governing this document; defaults (and a message) if broken."""
+        """The settings governing this document; defaults (and a message) if they are broken."""
         path = to_fs_path(uri)
         start = Path(path).parent if path else Path(self.workspace.root_path or Path.cwd())
         try:
@@ -72,6 +125,15 @@ class DetachLanguageServer(LanguageServer):
         root = self.workspace.root_path
         return Path(root) if root else None
 
+    def is_python(self, uri: str) -> bool:
+        """Only Python buffers are linted (a saved pyproject.toml is a config change, not code)."""
+        document = self.workspace.text_documents.get(uri)
+        if document is not None and document.language_id:
+            return document.language_id == "python"
+        return (to_fs_path(uri) or uri).endswith(PYTHON_SUFFIXES)
+
+    # -- linting -----------------------------------------------------------------------------
+
     @staticmethod
     def check(uri: str, source: str, config: Config, root: Path | None) -> FileReport:
         """Check one buffer's text (pure: safe to run in a worker thread).
@@ -84,35 +146,60 @@ class DetachLanguageServer(LanguageServer):
             return FileReport(path)
         return check_text(source, path or uri, config.settings())
 
-    def lint(self, uri: str) -> LintResult:
-        """Check the buffer as it is now."""
-        document = self.workspace.get_text_document(uri)
-        config = self.config_for(uri)
-        source = document.source
-        report = self.check(uri, source, config, self.project_root(config))
-        return LintResult(document.version, source, config, report)
-
-    def lsp_diagnostics(self, result: LintResult) -> list[types.Diagnostic]:
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        lines = split_lines(result.source)
-        return [to_lsp_diagnostic(d, lines, encoding) for d in result.report.diagnostics]
-
-    async def publish(self, uri: str) -> None:
-        """Lint off the event loop, then publish unless the buffer changed in the meantime."""
-        document = self.workspace.get_text_document(uri)
+    async def analysis(self, uri: str) -> LintResult | None:
+        """The analysis of the buffer as it is now: the cached one if the version matches."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None or not self.is_python(uri):
+            return None
+        cached = self.results.get(uri)
+        if cached is not None and cached.version == document.version and cached.source == document.source:
+            return cached
         version, source = document.version, document.source
         config = self.config_for(uri)
         report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
-        current = self.workspace.text_documents.get(uri)
-        if current is None or current.version != version:
-            return
         result = LintResult(version, source, config, report)
+        current = self.workspace.text_documents.get(uri)
+        if current is not None and current.version == version:
+            self.results[uri] = result
+        return result
+
+    def lsp_diagnostics(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
+        codec = self.workspace.position_codec
+        report = result.report
+        if report.error is not None and report.error_position is not None:
+            # The buffer does not parse (the user is typing): keep what the last good version
+            # showed and say where the syntax error is.
+            line, column = report.error_position
+            start = position(result.lines, line, column, codec)
+            syntax = types.Diagnostic(
+                range=types.Range(start=start, end=types.Position(line=start.line, character=start.character + 1)),
+                message=f"{report.error} (flake8-detach shows the last diagnostics until the file parses)",
+                severity=types.DiagnosticSeverity.Error,
+                source=SOURCE,
+            )
+            return [*self.last_good.get(uri, []), syntax]
+        diagnostics = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in report.diagnostics]
+        self.last_good[uri] = diagnostics
+        return diagnostics
+
+    async def publish(self, uri: str) -> None:
+        """Lint off the event loop, then publish unless the buffer changed in the meantime."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            return
+        version = document.version
+        result = await self.analysis(uri)
+        current = self.workspace.text_documents.get(uri)
+        if result is None or current is None or current.version != version:
+            return
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=self.lsp_diagnostics(result))
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=self.lsp_diagnostics(uri, result))
         )
 
     def schedule(self, uri: str, delay: float) -> None:
         """(Re)start the lint of ``uri`` after ``delay`` seconds; a newer change cancels an older one."""
+        if not self.is_python(uri):
+            return
         previous = self.pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
@@ -136,80 +223,153 @@ class DetachLanguageServer(LanguageServer):
         task = asyncio.get_running_loop().create_task(later())
         self.pending[uri] = task
 
+    def settings_changed(self) -> None:
+        """A config file changed: forget every analysis and re-lint every open Python buffer."""
+        self.results.clear()
+        self.reported_config_errors.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0)
+
+    def forget(self, uri: str) -> None:
+        pending = self.pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        self.results.pop(uri, None)
+        self.last_good.pop(uri, None)
+
     # -- code actions --------------------------------------------------------------------------
 
-    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        if uri not in self.workspace.text_documents:
+        result = await self.analysis(uri)
+        if result is None:
             return []
-        result = self.lint(uri)
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        lines = split_lines(result.source)
+        codec = self.workspace.position_codec
         wanted = params.context.only
         actions: list[types.CodeAction] = []
         if _wants(wanted, types.CodeActionKind.QuickFix):
-            actions.extend(self.quick_fixes(uri, result, params.range, lines, encoding))
+            actions.extend(self.quick_fixes(uri, result, params.range, codec))
+            actions.extend(self.suppressions(uri, result, params.range, codec))
         if _wants(wanted, FIX_ALL_KIND):
-            fix_all = self.fix_all(uri, result, lines, encoding)
+            fix_all = await self.fix_all(uri, result, codec)
             if fix_all is not None:
                 actions.append(fix_all)
         return actions
 
     def quick_fixes(
-        self, uri: str, result: LintResult, wanted: types.Range, lines: list[str], encoding: str
+        self, uri: str, result: LintResult, wanted: types.Range, codec: PositionCodec
     ) -> list[types.CodeAction]:
-        module = result.report.module
-        fixable = [d for d in result.report.diagnostics if d.fix is not None]
-        if module is None or not fixable:
+        if result.report.module is None or not any(d.fix is not None for d in result.report.diagnostics):
             return []
-        edits = fix_edits(module, [d.fix for d in fixable if d.fix is not None])
         actions = []
-        for diagnostic, edit in zip(fixable, edits):
-            lsp_diagnostic = to_lsp_diagnostic(diagnostic, lines, encoding)
+        for diagnostic, rendered in zip(result.report.diagnostics, result.rendered_fixes()):
+            if rendered is None:
+                continue
+            lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
             if not _overlaps(lsp_diagnostic.range, wanted):
                 continue
-            assert diagnostic.fix is not None
-            safety = "" if diagnostic.fix.safe else " (unsafe)"
+            safety = "" if rendered.safe else " (unsafe)"
             actions.append(
                 types.CodeAction(
-                    title=f"{diagnostic.code}: {diagnostic.fix.description}{safety}",
+                    title=f"{diagnostic.code}: {rendered.description}{safety}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[lsp_diagnostic],
-                    is_preferred=diagnostic.fix.safe,
-                    edit=types.WorkspaceEdit(changes={uri: [text_edit(lines, edit, encoding)]}),
+                    is_preferred=rendered.safe,
+                    edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, rendered.edit, codec)]}),
                 )
             )
         return actions
 
-    def fix_all(self, uri: str, result: LintResult, lines: list[str], encoding: str) -> types.CodeAction | None:
-        """Every safe fix at once, through the same fixer as `flake8-detach fix`."""
+    def suppressions(
+        self, uri: str, result: LintResult, wanted: types.Range, codec: PositionCodec
+    ) -> list[types.CodeAction]:
+        """"Suppress DETxxx with `# noqa: DETxxx`" for each diagnostic in range (as ruff offers)."""
+        actions = []
+        for diagnostic in result.report.diagnostics:
+            lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
+            if not _overlaps(lsp_diagnostic.range, wanted):
+                continue
+            edit = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
+            if edit is None:
+                continue
+            actions.append(
+                types.CodeAction(
+                    title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[lsp_diagnostic],
+                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                )
+            )
+        return actions
+
+    async def fix_all(self, uri: str, result: LintResult, codec: PositionCodec) -> types.CodeAction | None:
+        """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version)."""
         if not any(d.fix is not None and d.fix.safe for d in result.report.diagnostics):
             return None
-        fixed = fix_source(result.source, result.config.settings())
-        if fixed.error is not None or fixed.source == result.source:
+        fixed = await asyncio.to_thread(result.fixed_source)
+        if fixed == result.source:
             return None
-        edit = minimal_edit(result.source, fixed.source)
+        edit = minimal_edit(result.source, fixed)
         return types.CodeAction(
             title="flake8-detach: fix all safely fixable hazards",
             kind=FIX_ALL_KIND,
-            edit=types.WorkspaceEdit(changes={uri: [text_edit(lines, edit, encoding)]}),
+            edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
         )
 
 
-def to_lsp_diagnostic(diagnostic: Diagnostic, lines: list[str], encoding: str) -> types.Diagnostic:
+def noqa_edit(lines: list[str], line: int, code: str, codec: PositionCodec) -> types.TextEdit | None:
+    """The edit that adds ``code`` to the line's `# noqa: ...` comment, or adds the comment."""
+    if not 0 < line <= len(lines):
+        return None
+    text = lines[line - 1]
+    existing = _NOQA_CODES.search(text)
+    if existing is not None:
+        codes = [c for c in re.split(r"[,\s]+", existing["codes"]) if c]
+        if code in codes:
+            return None
+        start, end = existing.span("codes")
+        new_text = ", ".join([*codes, code])
+    elif _BARE_NOQA.search(text):
+        return None  # a bare noqa comment already silences every code on the line
+    else:
+        start = end = len(text)
+        new_text = f"  # noqa: {code}"
+    return types.TextEdit(
+        range=types.Range(start=position(lines, line, start, codec), end=position(lines, line, end, codec)),
+        new_text=new_text,
+    )
+
+
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic,
+    lines: list[str],
+    codec: PositionCodec,
+    severity: types.DiagnosticSeverity = SEVERITIES[DEFAULT_SEVERITY],
+    uri: str | None = None,
+) -> types.Diagnostic:
     line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
     end = diagnostic.column + token_length(line_text, diagnostic.column)
     message = diagnostic.message.removeprefix(f"{diagnostic.code} ")
+    related = None
+    if diagnostic.related is not None and uri is not None:
+        # "passed by the call on line N": the editor links to that call.
+        line, column = diagnostic.related
+        start = position(lines, line, column, codec)
+        related = [types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=types.Range(start=start, end=start)),
+            message="the call that passes the value",
+        )]
     return types.Diagnostic(
         range=types.Range(
-            start=position(lines, diagnostic.line, diagnostic.column, encoding),
-            end=position(lines, diagnostic.line, end, encoding),
+            start=position(lines, diagnostic.line, diagnostic.column, codec),
+            end=position(lines, diagnostic.line, end, codec),
         ),
         message=message,
-        severity=types.DiagnosticSeverity.Error,
+        severity=severity,
         code=diagnostic.code,
         code_description=types.CodeDescription(href=rule_url(diagnostic.code)),
         source=SOURCE,
+        related_information=related,
     )
 
 
@@ -227,8 +387,37 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-def create_server(debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> DetachLanguageServer:
-    server = DetachLanguageServer(debounce_seconds)
+def create_server(
+    debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS, severity: str = DEFAULT_SEVERITY
+) -> DetachLanguageServer:
+    server = DetachLanguageServer(debounce_seconds, severity)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: DetachLanguageServer, params: types.InitializeParams) -> None:
+        ls.apply_initialization_options(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: DetachLanguageServer, params: types.InitializedParams) -> None:
+        """Ask the client to tell us when a config file changes (where it can register watchers)."""
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace is not None else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+        )
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(id="flake8-detach-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                   register_options=options),
+            ]))
+        except Exception as error:  # noqa: BLE001 - a client that refuses still gets didSave
+            LOG.warning("flake8-detach: could not register file watchers: %r", error)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: DetachLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any((to_fs_path(change.uri) or change.uri).endswith(CONFIG_FILES) for change in params.changes):
+            ls.settings_changed()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: DetachLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -240,15 +429,28 @@ def create_server(debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> DetachL
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: DetachLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)  # a saved pyproject.toml may change the settings
+        uri = params.text_document.uri
+        if (to_fs_path(uri) or uri).endswith(CONFIG_FILES):
+            ls.settings_changed()  # a saved pyproject.toml changes the settings, it is not code
+        else:
+            ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: DetachLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        pending = ls.pending.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
+        ls.forget(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False),
+    )
+    async def pull_diagnostics(
+        ls: DetachLanguageServer, params: types.DocumentDiagnosticParams
+    ) -> types.RelatedFullDocumentDiagnosticReport:
+        result = await ls.analysis(params.text_document.uri)
+        items = ls.lsp_diagnostics(params.text_document.uri, result) if result is not None else []
+        return types.RelatedFullDocumentDiagnosticReport(items=items)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -257,7 +459,7 @@ def create_server(debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> DetachL
             resolve_provider=False,
         ),
     )
-    def code_action(ls: DetachLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return ls.code_actions(params)
+    async def code_action(ls: DetachLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await ls.code_actions(params)
 
     return server

@@ -29,6 +29,8 @@ class FileReport:
     error: str | None = None  # one line: why the file could not be checked
     # The error is a bug of ours (a rule raised), not a property of the file: exit status 2.
     internal: bool = False
+    # Where a syntax error is, when Python says: (1-based line, 0-based column). Editors show it.
+    error_position: tuple[int, int] | None = None
     # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
     fixes: list[RenderedFix | None] | None = None
 
