@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import difflib
+import fnmatch
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -28,6 +29,9 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 KEYS: tuple[str, ...] = (
     "select",
     "ignore",
+    "extend-select",
+    "extend-ignore",
+    "per-file-ignores",
     "extend-exclude",
     "fix-style",
     "no-grad-contexts",
@@ -42,6 +46,8 @@ class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
+    # Glob (relative to the config's folder, or a file name) -> codes ignored in matching files.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     fix_style: str = "chain"
     no_grad_contexts: frozenset[str] = frozenset()
     converting_functions: frozenset[str] = frozenset()
@@ -54,19 +60,44 @@ class Config:
         return self.path.parent if self.path else None
 
     def settings(self) -> Settings:
+        return self.settings_for(None)
+
+    def settings_for(self, path: Path | None) -> Settings:
+        """The engine settings for one file: the config's, plus its per-file-ignores."""
+        ignore = self.ignore
+        if path is not None and self.per_file_ignores:
+            ignore = (*ignore, *(code for pattern, codes in self.per_file_ignores
+                                 if self._matches(path, pattern) for code in codes))
         return Settings(
             select=self.select,
-            ignore=self.ignore,
+            ignore=ignore,
             no_grad_contexts=self.no_grad_contexts,
             converting_functions=self.converting_functions,
             fix_style=self.fix_style,
         )
+
+    def _matches(self, path: Path, pattern: str) -> bool:
+        """As ruff matches per-file-ignores: the file name, or the path below the config's folder."""
+        if fnmatch.fnmatch(path.name, pattern):
+            return True
+        absolute = path.absolute()
+        if self.root is not None:
+            try:
+                relative = absolute.relative_to(self.root.absolute()).as_posix()
+            except ValueError:
+                relative = None
+            if relative is not None and (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(
+                    relative, pattern.removeprefix("./"))):
+                return True
+        return fnmatch.fnmatch(absolute.as_posix(), pattern)
 
     def overridden(
         self,
         *,
         select: Iterable[str] | None = None,
         ignore: Iterable[str] | None = None,
+        extend_select: Iterable[str] | None = None,
+        extend_ignore: Iterable[str] | None = None,
         extend_exclude: Iterable[str] | None = None,
         fix_style: str | None = None,
         source: str = "command line",
@@ -77,6 +108,13 @@ class Config:
             changes["select"] = validate_codes("select", list(select), source)
         if ignore is not None:
             changes["ignore"] = validate_codes("ignore", list(ignore), source)
+        if extend_select is not None:
+            added = validate_codes("extend-select", list(extend_select), source)
+            current = changes.get("select", self.select)
+            changes["select"] = (*current, *added) if current else ()  # empty select: all already
+        if extend_ignore is not None:
+            added = validate_codes("extend-ignore", list(extend_ignore), source)
+            changes["ignore"] = (*changes.get("ignore", self.ignore), *added)
         if extend_exclude is not None:
             changes["extend_exclude"] = (*self.extend_exclude, *extend_exclude)
         if fix_style is not None:
@@ -124,6 +162,14 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
         values["select"] = validate_codes("select", _string_list("select", table["select"], source), source)
     if "ignore" in table:
         values["ignore"] = validate_codes("ignore", _string_list("ignore", table["ignore"], source), source)
+    if "extend-select" in table:
+        added = validate_codes("extend-select", _string_list("extend-select", table["extend-select"], source), source)
+        values["select"] = (*values["select"], *added) if values.get("select") else ()
+    if "extend-ignore" in table:
+        added = validate_codes("extend-ignore", _string_list("extend-ignore", table["extend-ignore"], source), source)
+        values["ignore"] = (*values.get("ignore", ()), *added)
+    if "per-file-ignores" in table:
+        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], source)
     if "extend-exclude" in table:
         values["extend_exclude"] = tuple(_string_list("extend-exclude", table["extend-exclude"], source))
     if "fix-style" in table:
@@ -133,6 +179,17 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
             names = _string_list(key, table[key], source)
             values[key.replace("-", "_")] = validate_dotted_names(key, names, source)
     return Config(**values)
+
+
+def _per_file_ignores(value: object, source: str | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`{"tests/*" = ["DET101"], "notebooks/**" = ["DET1"]}`, as ruff spells it."""
+    if not isinstance(value, dict):
+        raise ConfigError("per-file-ignores", f"expected a table of glob = [codes], got {_describe(value)}", source)
+    entries = []
+    for pattern, codes in value.items():
+        key = f"per-file-ignores.{pattern}"
+        entries.append((pattern, validate_codes(key, _string_list(key, codes, source), source)))
+    return tuple(entries)
 
 
 def _read_pyproject_table(path: Path) -> dict[str, object] | None:

@@ -13,6 +13,8 @@ import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+import pathspec
+
 # Folders no one wants linted: VCS data, virtual environments, build output, caches.
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git",
@@ -67,22 +69,28 @@ def discover(
     paths: Iterable[str | Path],
     extend_exclude: Sequence[str] = (),
     root: Path | None = None,
+    *,
+    exclude: Sequence[str] | None = None,
+    respect_gitignore: bool = True,
 ) -> Iterator[Path]:
     """Yield the Python files under ``paths`` in a stable order.
 
     Files named explicitly are always yielded (pre-commit passes exactly the files it wants
     checked, and a user naming a file means it), unless an ``extend_exclude`` pattern matches
-    them; folders are walked, skipping :data:`DEFAULT_EXCLUDES` and ``extend_exclude``.
+    them; folders are walked, skipping ``exclude`` (default :data:`DEFAULT_EXCLUDES`, as
+    flake8's `--exclude` replaces its defaults), ``extend_exclude`` and, unless told otherwise,
+    what the `.gitignore` files of the walked tree and its repository ignore (as ruff does).
     A path that does not exist is yielded as is, so that reading it reports the error.
     """
-    patterns = (*DEFAULT_EXCLUDES, *extend_exclude)
+    patterns = (*(DEFAULT_EXCLUDES if exclude is None else exclude), *extend_exclude)
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             if is_excluded(path, extend_exclude, root) and path.name not in {".", ".."}:
                 continue
-            for file in _walk(path, patterns, root):
+            ignores = GitIgnores.above(path) if respect_gitignore else None
+            for file in _walk(path, patterns, root, ignores):
                 if file not in seen:
                     seen.add(file)
                     yield file
@@ -91,14 +99,78 @@ def discover(
             yield path
 
 
-def _walk(folder: Path, patterns: Sequence[str], root: Path | None) -> Iterator[Path]:
+def _walk(folder: Path, patterns: Sequence[str], root: Path | None, ignores: GitIgnores | None) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(folder):
         current = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not is_excluded(current / d, patterns, root))
+        if ignores is not None:
+            ignores.enter(current)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not is_excluded(current / d, patterns, root)
+            and not (ignores is not None and ignores.ignored(current / d, is_dir=True))
+        )
         for filename in sorted(filenames):
             file = current / filename
-            if filename.endswith(".py") and not is_excluded(file, patterns, root):
+            if (filename.endswith(".py") and not is_excluded(file, patterns, root)
+                    and not (ignores is not None and ignores.ignored(file, is_dir=False))):
                 yield file
+
+
+class GitIgnores:
+    """The `.gitignore` files that govern a walk, matched with pathspec's git semantics.
+
+    Each file applies to its own folder and below; a nested `.gitignore` is read when the walk
+    enters its folder. Above the walked folder, the files up to the repository root (the folder
+    holding `.git`) count too, as git applies them; outside a repository only the walked tree's.
+    """
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[Path, pathspec.PathSpec]] = []
+        self._read: set[Path] = set()
+
+    @classmethod
+    def above(cls, folder: Path) -> GitIgnores:
+        ignores = cls()
+        start = folder.absolute()
+        chain = [start]
+        for parent in start.parents:
+            if (chain[-1] / ".git").exists():
+                break
+            chain.append(parent)
+        else:
+            chain = [start]  # not in a repository: only the walked tree's own files
+        for candidate in reversed(chain):
+            ignores.enter(candidate)
+        exclude = next((f / ".git" / "info" / "exclude" for f in chain if (f / ".git").is_dir()), None)
+        if exclude is not None and exclude.is_file():
+            ignores._add(exclude.parent.parent.parent, exclude)
+        return ignores
+
+    def enter(self, folder: Path) -> None:
+        folder = folder.absolute()
+        if folder not in self._read:
+            self._read.add(folder)
+            gitignore = folder / ".gitignore"
+            if gitignore.is_file():
+                self._add(folder, gitignore)
+
+    def _add(self, base: Path, file: Path) -> None:
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        absolute = path.absolute()
+        for base, spec in self._specs:
+            try:
+                relative = absolute.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(relative + "/" if is_dir else relative):
+                return True
+        return False
 
 
 def decode_source(data: bytes, display_name: str = "<source>") -> str:

@@ -226,7 +226,7 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
         text=True,
     )
     assert completed.returncode == 1, completed.stderr
-    assert completed.stdout.startswith("::error file=bad.py,line=3,col=3,title=DET101::DET101 .numpy()")
+    assert completed.stdout.startswith("::error file=bad.py,line=3,endLine=3,col=3,endColumn=8,title=DET101::.numpy()")
 
 
 def test_a_file_named_explicitly_is_checked_whatever_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -89,6 +89,9 @@ def figures() -> ModuleType:
     pytest.importorskip("graphviz", reason="figures need the graphviz Python package (docs extra)")
     from flake8_detach import figures as module
 
+    # The fixtures the figures are drawn from are this checkout's (or unpacked sdist's), also
+    # when the package itself is installed elsewhere (a non-editable install from the sdist).
+    module.REPO_ROOT = REPO
     return module
 
 

@@ -91,8 +91,8 @@ def test_json_fix_edit_repairs_the_file() -> None:
 def test_github_format() -> None:
     lines = render("github", make_report()).splitlines()
     assert lines[0] == (
-        "::error file=src/train model.py,line=3,col=13,title=DET101::DET101 .numpy() on a tensor that may "
-        "require grad raises RuntimeError; call .detach() first"
+        "::error file=src/train model.py,line=3,endLine=3,col=13,endColumn=18,title=DET101::.numpy() on a "
+        "tensor that may require grad raises RuntimeError; call .detach() first"
     )
     assert lines[-1] == "::error file=broken.py,title=flake8-detach::syntax error at line 1, column 5: '(' was never closed"
 

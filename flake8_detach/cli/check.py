@@ -14,18 +14,19 @@ import functools
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from ..config import Config, ConfigError, ConfigResolver, discover_config, split_comma_list
+from ..config import Config, ConfigError, ConfigResolver, discover_config
 from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
-from ..files import SourceError, decode_source, discover, read_source
-from ..reporting import FORMATS, FileReport, Report, render
+from ..files import SourceError, decode_source, read_source
+from ..reporting import FORMATS, FileReport, Report, TextOptions, render
 from ..suppression import unsuppressed
 from .output import write_output_file
+from .selection import add_selection_options, command_line_overrides, discover_files
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 16
@@ -44,10 +45,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders ('-' reads stdin); default: .")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
-    parser.add_argument("--select", help="comma-separated codes or prefixes to report (replaces the config's)")
-    parser.add_argument("--ignore", help="comma-separated codes or prefixes not to report (replaces the config's)")
-    parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip, added to the config's")
-    parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from (default: the nearest one)")
+    add_selection_options(parser, "report")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics are found")
+    parser.add_argument("--statistics", action="store_true", help="count the diagnostics per code at the end")
+    parser.add_argument("--show-source", action="store_true", help="show the source line and a caret under the token")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output: auto (default) on a terminal, unless NO_COLOR is set",
+    )
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
     parser.add_argument(
         "--jobs",
@@ -57,17 +64,6 @@ def register(subparsers: Any) -> None:
         help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
     )
     parser.set_defaults(func=run)
-
-
-def command_line_overrides(args: argparse.Namespace) -> Callable[[Config], Config]:
-    """The command line's --select/--ignore/--extend-exclude, laid over each file's config."""
-    def override(config: Config) -> Config:
-        return config.overridden(
-            select=split_comma_list(args.select) if args.select is not None else None,
-            ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
-            extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
-        )
-    return override
 
 
 def load_config(args: argparse.Namespace) -> Config:
@@ -166,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                 slots.append(FileReport(args.stdin_filename, error=str(error)))
             else:
                 try:
-                    settings = resolver.for_path(Path(args.stdin_filename)).settings()
+                    settings = resolver.for_path(Path(args.stdin_filename)).settings_for(Path(args.stdin_filename))
                 except ConfigError as error:
                     print(f"flake8-detach: error: {error}", file=sys.stderr)
                     return 2
@@ -175,12 +171,12 @@ def run(args: argparse.Namespace) -> int:
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))
             continue
-        for path in discover([raw], config.extend_exclude, config.root):
+        for path in discover_files(args, raw, config):
             if path not in seen:
                 seen.add(path)
                 slots.append(path)
     try:
-        work = [(slot, resolver.for_path(slot).settings()) for slot in slots if isinstance(slot, Path)]
+        work = [(slot, resolver.for_path(slot).settings_for(slot)) for slot in slots if isinstance(slot, Path)]
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
@@ -188,14 +184,40 @@ def run(args: argparse.Namespace) -> int:
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.errors:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)
-    output = render(args.format, report)
+    color = use_color(args.color, sys.stdout) and args.output_file is None
+    output = render(args.format, report, TextOptions(show_source=args.show_source, color=color))
+    if args.statistics and args.format in ("text", "github"):
+        output += statistics(report)
+    elif args.statistics:
+        sys.stderr.write(statistics(report))  # json and sarif documents stay parseable
     if args.output_file is not None:
         if not write_output_file(args.output_file, output, "flake8-detach"):
             return 2
     else:
         sys.stdout.write(output)
         sys.stdout.flush()
-    return report.exit_code()
+    code = report.exit_code()
+    return 0 if args.exit_zero and code == 1 else code
+
+
+def statistics(report: Report) -> str:
+    """flake8's `--statistics`: per code, the count and the first message."""
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for file in report.files:
+        for diagnostic in file.diagnostics:
+            counts[diagnostic.code] += 1
+            first.setdefault(diagnostic.code, diagnostic.message)
+    return "".join(f"{counts[code]:<5} {first[code]}\n" for code in sorted(counts))
+
+
+def use_color(choice: str, stream: TextIO) -> bool:
+    """`always`/`never`, or on a terminal unless NO_COLOR is set (https://no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def _one_line(error: BaseException) -> str:

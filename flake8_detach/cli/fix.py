@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import Config, ConfigError, ConfigResolver, discover_config, split_comma_list
-from ..files import discover
-from ..fixer import FixFileError, FixResult, fix_file
+from ..config import ConfigError, ConfigResolver, discover_config
+from ..files import SourceError, decode_source
+from ..fixer import FixFileError, FixResult, fix_file, fix_source
 from ..settings import FIX_STYLES
+from .selection import add_selection_options, command_line_overrides, discover_files
 
 
 def register(subparsers: Any) -> None:
@@ -32,15 +33,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; change nothing")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes)")
-    parser.add_argument("--select", help="comma-separated codes or prefixes to fix (replaces the config's)")
-    parser.add_argument("--ignore", help="comma-separated codes or prefixes not to fix (replaces the config's)")
+    add_selection_options(parser, "fix")
+    parser.add_argument(
+        "--stdin-filename",
+        default="stdin",
+        help="with '-' as the path: the file name the source stands for (config and per-file-ignores)",
+    )
     parser.add_argument(
         "--style",
         choices=FIX_STYLES,
         help="chain: .detach().cpu().numpy() (default); force: .numpy(force=True), torch >= 1.13",
     )
-    parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip")
-    parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from")
     parser.set_defaults(func=run)
 
 
@@ -54,14 +57,7 @@ class _Tally:
 
 
 def run(args: argparse.Namespace) -> int:
-    def override(config: Config) -> Config:
-        return config.overridden(
-            select=split_comma_list(args.select) if args.select is not None else None,
-            ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
-            extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
-            fix_style=args.style,
-        )
-
+    override = command_line_overrides(args, fix_style=args.style)
     # The folder the run starts in decides which files are found; each file is then fixed with
     # the config of its nearest configured folder, as `check` and the editor resolve it.
     resolver = ConfigResolver(args.config, override)
@@ -74,13 +70,18 @@ def run(args: argparse.Namespace) -> int:
     # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
     messages: TextIO = sys.stderr if args.diff else sys.stdout
     tally = _Tally()
+    if "-" in args.paths:
+        if args.paths != ["-"]:
+            print("flake8-detach: error: '-' (standard input) cannot be mixed with paths", file=sys.stderr)
+            return 2
+        return _fix_stdin(args, resolver)
     for raw in args.paths:
         if not Path(raw).exists():
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
-        for path in discover([raw], config.extend_exclude, config.root):
+        for path in discover_files(args, raw, config):
             try:
-                settings = resolver.for_path(path).settings()
+                settings = resolver.for_path(path).settings_for(path)
             except ConfigError as error:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
@@ -99,6 +100,39 @@ def run(args: argparse.Namespace) -> int:
     if tally.errors:
         return 2
     return 1 if tally.files or tally.remaining else 0
+
+
+def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
+    """`fix -`: the fixed source on stdout (for editors and formatters), messages on stderr.
+
+    As `ruff check --fix -`: the whole source is always written back, fixed or not, so a
+    formatter pipeline never loses the buffer; what could not be fixed is reported on stderr.
+    """
+    name = Path(args.stdin_filename)
+    data = sys.stdin.buffer.read()
+    try:
+        source = decode_source(data, args.stdin_filename)
+        settings = resolver.for_path(name).settings_for(name)
+    except (SourceError, ConfigError) as error:
+        sys.stdout.buffer.write(data)
+        print(f"{args.stdin_filename}: error: {error}", file=sys.stderr)
+        return 2
+    result = fix_source(source, settings, unsafe=args.unsafe_fixes)
+    if result.error is not None:
+        sys.stdout.write(source)
+        print(f"{args.stdin_filename}: error: {result.error}; left unchanged", file=sys.stderr)
+        return 2
+    fixed = result.source
+    if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
+        fixed = fixed.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
+    sys.stdout.buffer.write(fixed.encode("utf-8"))
+    sys.stdout.flush()
+    tally = _Tally(fixes=len(result.applied), files=int(result.changed))
+    for diagnostic in result.remaining:
+        tally.remaining += 1
+        print(f"{args.stdin_filename}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}", file=sys.stderr)
+    print(_summary(tally, False, args.unsafe_fixes), file=sys.stderr)
+    return 1 if result.remaining else 0
 
 
 def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:

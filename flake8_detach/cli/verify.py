@@ -16,6 +16,7 @@ from typing import Any
 from ..verify import INSTALL_HINT
 from ..verify.devices import DEVICE_NAMES
 from .output import write_output_file
+from .progress import ProgressBar
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -42,6 +43,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="runs executed at once (default: 2)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds one run may take (default: 60)")
     parser.add_argument("--hide-skipped", action="store_true", help="leave skipped rows out of the text table")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -79,11 +83,14 @@ def run(args: argparse.Namespace) -> int:
     from ..verify.harness import verify
     from ..verify.report import render_json, render_text
 
+    bar = ProgressBar("verify", enabled=False if args.no_progress else None)
     try:
-        report = verify(paths, args.devices, workers=max(1, args.jobs), timeout=args.timeout)
+        report = verify(paths, args.devices, workers=max(1, args.jobs), timeout=args.timeout, progress=bar.update)
     except RunnerError as error:
+        bar.close()
         print(f"flake8-detach verify: error: {error}", file=sys.stderr)
         return 2
+    bar.close()
     if not report.fixtures:
         print(f"flake8-detach verify: error: no fixtures found under {', '.join(map(str, paths))}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from .model import FileReport, Report
+from .text import TextOptions
 
 FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")
 # Where each rule's page lives (docs/rules/DETxxx.md); diagnostics link to it (SARIF, LSP).
@@ -20,12 +21,19 @@ def rule_url(code: str) -> str:
     return f"{RULE_DOCS_BASE_URL}{code}.md"
 
 
-def render(format_name: str, report: Report) -> str:
-    """The whole output of one run in ``format_name`` (one of :data:`FORMATS`)."""
+def render(format_name: str, report: Report, text_options: TextOptions | None = None) -> str:
+    """The whole output of one run in ``format_name`` (one of :data:`FORMATS`).
+
+    ``text_options`` (source lines, colour) shape the text format only.
+    """
     if format_name not in FORMATS:
         raise ValueError(f"unknown format {format_name!r}; choose from {', '.join(FORMATS)}")
     module = importlib.import_module(f"{__name__}.{format_name}")
+    if format_name == "text" and text_options is not None:
+        return str(module.render(report, text_options))
     return str(module.render(report))
 
 
-__all__ = ["FORMATS", "INFORMATION_URI", "RULE_DOCS_BASE_URL", "FileReport", "Report", "render", "rule_url"]
+__all__ = [
+    "FORMATS", "INFORMATION_URI", "RULE_DOCS_BASE_URL", "FileReport", "Report", "TextOptions", "render", "rule_url",
+]

@@ -6,6 +6,7 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions#s
 from __future__ import annotations
 
 from .model import Report
+from .spans import token_length
 
 
 def _escape_data(value: str) -> str:
@@ -21,10 +22,19 @@ def render(report: Report) -> str:
     for file in report.files:
         path = _escape_property(file.path)
         if file.error is not None:
-            out.append(f"::error file={path},title=flake8-detach::{_escape_data(file.error)}")
+            where = ""
+            if file.error_position is not None:
+                where = f",line={file.error_position[0]},col={file.error_position[1] + 1}"
+            out.append(f"::error file={path}{where},title=flake8-detach::{_escape_data(file.error)}")
+        lines = file.source.splitlines() if file.source is not None else []
         for diagnostic in file.diagnostics:
+            line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
+            end_column = diagnostic.column + 1 + token_length(line_text, diagnostic.column)
+            # The title carries the code; the message does not repeat it.
+            message = diagnostic.message.removeprefix(f"{diagnostic.code} ")
             out.append(
-                f"::error file={path},line={diagnostic.line},col={diagnostic.column + 1},"
-                f"title={_escape_property(diagnostic.code)}::{_escape_data(diagnostic.message)}"
+                f"::error file={path},line={diagnostic.line},endLine={diagnostic.line},"
+                f"col={diagnostic.column + 1},endColumn={end_column},"
+                f"title={_escape_property(diagnostic.code)}::{_escape_data(message)}"
             )
     return "".join(f"{line}\n" for line in out)

@@ -1,14 +1,48 @@
-"""flake8's default format: `path:line:col: CODE message`, columns 1-based as flake8 prints them."""
+"""flake8's default format: `path:line:col: CODE message`, columns 1-based as flake8 prints them.
+
+With ``show_source`` each line is followed by the source line and a caret under the reported
+token (flake8's `--show-source`); with ``color`` the location, code and caret are coloured as
+ruff and flake8 colour them on a terminal.
+"""
 
 from __future__ import annotations
 
-from .model import Report
+from dataclasses import dataclass
+
+from .model import FileReport, Report
+from .spans import token_length
+
+BOLD, RED, CYAN, RESET = "\033[1m", "\033[31m", "\033[36m", "\033[m"
 
 
-def render(report: Report) -> str:
-    lines = [
-        f"{file.path}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}"
-        for file in report.files
-        for diagnostic in file.diagnostics
-    ]
-    return "".join(f"{line}\n" for line in lines)
+@dataclass(frozen=True)
+class TextOptions:
+    show_source: bool = False
+    color: bool = False
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{RESET}" if color else text
+
+
+def render(report: Report, options: TextOptions = TextOptions()) -> str:
+    out: list[str] = []
+    for file in report.files:
+        lines = file.source.splitlines() if options.show_source and file.source is not None else []
+        for diagnostic in file.diagnostics:
+            location = _paint(f"{file.path}:{diagnostic.line}:{diagnostic.column + 1}:", BOLD, options.color)
+            message = diagnostic.message.removeprefix(diagnostic.code)
+            out.append(f"{location} {_paint(diagnostic.code, RED, options.color)}{message}")
+            if options.show_source:
+                out.extend(_source_lines(file, lines, diagnostic.line, diagnostic.column, options.color))
+    return "".join(f"{line}\n" for line in out)
+
+
+def _source_lines(file: FileReport, lines: list[str], line: int, column: int, color: bool) -> list[str]:
+    if not 0 < line <= len(lines):
+        return []
+    text = lines[line - 1]
+    # Tabs before the token stay tabs, so the caret lines up in the terminal (as flake8 does).
+    indent = "".join(char if char == "\t" else " " for char in text[:column])
+    caret = "^" * token_length(text, column)
+    return [text, indent + _paint(caret, RED, color)]

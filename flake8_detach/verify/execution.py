@@ -11,9 +11,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .runner import PROGRESS_MARKER
 
 # Run by path: `-m flake8_detach.verify.runner` would import the package, and libcst with it.
 RUNNER = Path(__file__).with_name("runner.py")
@@ -90,8 +94,11 @@ class RunResult:
         )
 
 
-def run_jobs(jobs: list[Job], workers: int = 2) -> list[RunResult]:
-    """Execute ``jobs`` in one runner subprocess; results in the same order."""
+def run_jobs(jobs: list[Job], workers: int = 2, progress: Callable[[int, int], None] | None = None) -> list[RunResult]:
+    """Execute ``jobs`` in one runner subprocess; results in the same order.
+
+    ``progress(done, total)`` is called as the runner reports each finished job.
+    """
     if not jobs:
         return []
     request = {
@@ -106,20 +113,10 @@ def run_jobs(jobs: list[Job], workers: int = 2) -> list[RunResult]:
     handle, results_path = tempfile.mkstemp(prefix="flake8-detach-verify-", suffix=".json")
     os.close(handle)
     try:
-        try:
-            completed = subprocess.run(
-                [sys.executable, str(RUNNER), results_path],
-                input=json.dumps(request),
-                capture_output=True,
-                text=True,
-                timeout=overall,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as error:
-            raise RunnerError(f"the runner did not finish within {overall:.0f} s") from error
-        if completed.returncode != 0:
-            tail = (completed.stderr or completed.stdout).strip()[-2000:]
-            raise RunnerError(f"the runner exited with status {completed.returncode}: {tail}")
+        returncode, stdout, stderr = _run_runner(results_path, json.dumps(request), overall, progress)
+        if returncode != 0:
+            tail = (stderr or stdout).strip()[-2000:]
+            raise RunnerError(f"the runner exited with status {returncode}: {tail}")
         try:
             with open(results_path, encoding="utf-8") as stream:
                 raw = json.load(stream)
@@ -133,6 +130,50 @@ def run_jobs(jobs: list[Job], workers: int = 2) -> list[RunResult]:
     if len(raw) != len(jobs):
         raise RunnerError(f"the runner returned {len(raw)} results for {len(jobs)} jobs")
     return [RunResult.from_json(item) for item in raw]
+
+
+def _run_runner(
+    results_path: str, request: str, overall: float, progress: Callable[[int, int], None] | None
+) -> tuple[int, str, str]:
+    """Run the runner; its progress lines go to ``progress``, the rest of stderr is kept."""
+    process = subprocess.Popen(
+        [sys.executable, str(RUNNER), results_path],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    stdout_parts: list[str] = []
+    stderr_lines: list[str] = []
+
+    def feed() -> None:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(request)
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        stdout_parts.append(process.stdout.read())
+
+    def drain_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith(PROGRESS_MARKER):
+                done, _, total = line.split()[-1].partition("/")
+                if progress is not None:
+                    progress(int(done), int(total))
+            else:
+                stderr_lines.append(line)
+
+    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain_stderr, daemon=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        returncode = process.wait(timeout=overall)
+    except subprocess.TimeoutExpired as error:
+        process.kill()
+        process.wait()
+        raise RunnerError(f"the runner did not finish within {overall:.0f} s") from error
+    for thread in threads:
+        thread.join(timeout=10)
+    return returncode, "".join(stdout_parts), "".join(stderr_lines)
 
 
 def _first_sentence(text: str) -> str:

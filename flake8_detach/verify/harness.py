@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,7 @@ def verify(
     workers: int = 2,
     timeout: float = 60.0,
     settings: Settings | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
     started = time.perf_counter()
     settings = settings or Settings()
@@ -119,7 +120,7 @@ def verify(
             pending.append((len(rows), fixture, leg, indices))
             rows.append(Row(fixture.name, str(fixture.path), leg.label, FAILED, "", "not judged"))
 
-    results = run_jobs(jobs, workers)
+    results = run_jobs(jobs, workers, progress)
     for row_index, fixture, leg, indices in pending:
         runs = Runs(**{variant: results[index] for variant, index in indices.items()})
         rows[row_index] = judge(fixture, leg, fixes.get(fixture.path), runs)

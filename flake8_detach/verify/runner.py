@@ -35,6 +35,8 @@ from typing import Any
 MAX_ITEMS = 64  # list/tuple elements kept per value
 MAX_ELEMENTS = 4096  # tensor/array elements kept per value
 OUTPUT_TAIL = 2000  # characters of a run's stdout/stderr kept
+# Lines on stderr that count finished jobs (filtered out of any error message).
+PROGRESS_MARKER = "flake8-detach-verify-progress"
 
 
 def serialize(value: Any, depth: int = 0) -> dict[str, Any] | None:
@@ -321,8 +323,16 @@ def serve(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
             continue
         index, started, _ = running.pop(pid)
         results[index] = _collect(scratch, index, status)
+        _report_progress(results)
     shutil.rmtree(scratch, ignore_errors=True)
     return [result if result is not None else {"outcome": "crashed", "exception": None} for result in results]
+
+
+def _report_progress(results: list[dict[str, Any] | None]) -> None:
+    """One marker line per finished job on stderr: the parent draws its progress bar from them."""
+    done = sum(result is not None for result in results)
+    sys.stderr.write(f"{PROGRESS_MARKER} {done}/{len(results)}\n")
+    sys.stderr.flush()
 
 
 def _collect(scratch: str, index: int, status: int) -> dict[str, Any]:

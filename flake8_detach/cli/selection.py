@@ -1,0 +1,58 @@
+"""The options `check` and `fix` share: which rules, which files, which config (as ruff names them).
+
+One place, so both commands select and find files the same way: `--select`/`--ignore` replace
+the config's codes, `--extend-select`/`--extend-ignore` add to them, `--exclude` replaces the
+default excluded folders, `--extend-exclude` adds patterns, and `.gitignore` is respected unless
+`--no-respect-gitignore`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, split_comma_list
+from ..files import discover
+
+
+def add_selection_options(parser: Any, verb: str) -> None:
+    parser.add_argument("--select", help=f"comma-separated codes or prefixes to {verb} (replaces the config's)")
+    parser.add_argument("--ignore", help=f"comma-separated codes or prefixes not to {verb} (replaces the config's)")
+    parser.add_argument("--extend-select", help="comma-separated codes or prefixes added to the selected ones")
+    parser.add_argument("--extend-ignore", help="comma-separated codes or prefixes added to the ignored ones")
+    parser.add_argument(
+        "--exclude",
+        help="comma-separated glob patterns of files or folders to skip, replacing the default "
+        "(.git, .venv, build, dist, __pycache__, ...)",
+    )
+    parser.add_argument("--extend-exclude", help="comma-separated glob patterns of files or folders to skip, added to the config's")
+    parser.add_argument(
+        "--no-respect-gitignore",
+        dest="respect_gitignore",
+        action="store_false",
+        help="also look at files that .gitignore ignores (respected by default, as ruff does)",
+    )
+    parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from (default: the nearest one per file)")
+
+
+def command_line_overrides(args: argparse.Namespace, **extra: Any) -> Callable[[Config], Config]:
+    """The command line's selection, laid over each file's config (validated as the config is)."""
+    def override(config: Config) -> Config:
+        return config.overridden(
+            select=split_comma_list(args.select) if args.select is not None else None,
+            ignore=split_comma_list(args.ignore) if args.ignore is not None else None,
+            extend_select=split_comma_list(args.extend_select) if args.extend_select else None,
+            extend_ignore=split_comma_list(args.extend_ignore) if args.extend_ignore else None,
+            extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
+            **extra,
+        )
+    return override
+
+
+def discover_files(args: argparse.Namespace, raw: str, config: Config) -> Iterator[Path]:
+    """The Python files under one command-line path, with the run's excludes."""
+    exclude = split_comma_list(args.exclude) if args.exclude is not None else None
+    return discover([raw], config.extend_exclude, config.root, exclude=exclude,
+                    respect_gitignore=args.respect_gitignore)
