@@ -7,6 +7,8 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import pytest
 
@@ -15,8 +17,6 @@ pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is in the test
 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
-from flake8_detach.reporting import rule_url
 
 DEBOUNCE_MS = 200
 PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
@@ -120,7 +120,10 @@ async def test_open_publishes_det101_with_code_link_and_range(client: LanguageCl
     assert diagnostic.source == "flake8-detach"
     assert diagnostic.severity == types.DiagnosticSeverity.Warning  # as flake8's via pylsp
     assert diagnostic.code_description is not None
-    assert diagnostic.code_description.href == rule_url("DET101")
+    # The link opens: the rule's page as a file on this machine (docs/rules/ in a checkout).
+    page = Path(url2pathname(urlparse(diagnostic.code_description.href).path))
+    assert diagnostic.code_description.href.startswith("file://") and page.is_file()
+    assert page.read_text(encoding="utf-8").startswith("# DET101: numpy-on-grad-tensor")
     assert diagnostic.message.startswith(".numpy() on a tensor that may require grad")
     # `numpy` in `w.cpu().numpy()`: line 3, columns 8 to 13 (0-based, end exclusive).
     assert diagnostic.range == types.Range(
@@ -368,3 +371,28 @@ async def test_the_server_watches_the_config_files(client: LanguageClient, tmp_p
         for watcher in registration.register_options["watchers"]
     ]
     assert {"**/pyproject.toml", "**/setup.cfg", "**/tox.ini", "**/.flake8"} <= set(watchers)
+
+
+@pytest.mark.asyncio
+async def test_per_file_ignores_apply_in_the_editor_as_in_check(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-detach]\nper-file-ignores = { "tests/*" = ["DET101"] }\n')
+    ignored = (tmp_path / "tests" / "test_train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, ignored, HAZARD))
+    assert list(published.diagnostics) == []
+    kept = (tmp_path / "src" / "train.py").as_uri()
+    published = await next_publish(client, lambda: open_document(client, kept, HAZARD))
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+
+
+def test_an_installed_package_renders_its_pages_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flake8_detach import rule_pages
+
+    monkeypatch.setattr(rule_pages, "CHECKOUT_PAGES", tmp_path / "absent")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rule_pages.rule_page.cache_clear()
+    try:
+        page = rule_pages.rule_page("DET103")
+        assert page.is_relative_to(tmp_path / "cache") and page.read_text(encoding="utf-8").startswith("# DET103")
+        assert rule_pages.rule_page_uri("DET103") == page.as_uri()
+    finally:
+        rule_pages.rule_page.cache_clear()

@@ -31,9 +31,9 @@ from ..config import FLAKE8_FILES, Config, ConfigError, discover_config
 from ..diagnostics import Diagnostic
 from ..files import is_path_excluded
 from ..fixer import fix_source
-from ..reporting import rule_url
 from ..reporting.model import FileReport, RenderedFix
 from ..reporting.spans import minimal_edit, token_length
+from ..rule_pages import rule_page_uri
 from .convert import position, split_lines, text_edit
 
 LOG = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ class LintResult:
     source: str
     config: Config
     report: FileReport
+    path: Path | None = None  # the document's file (per-file-ignores), if it has one
     lines: list[str] = field(default_factory=list)
     _fix_all: str | None = field(default=None, repr=False)
 
@@ -75,7 +76,7 @@ class LintResult:
     def fixed_source(self) -> str:
         """The buffer with every safe fix applied (the fixer runs once per version)."""
         if self._fix_all is None:
-            fixed = fix_source(self.source, self.config.settings())
+            fixed = fix_source(self.source, self.config.settings_for(self.path))
             self._fix_all = self.source if fixed.error is not None else fixed.source
         return self._fix_all
 
@@ -144,7 +145,7 @@ class DetachLanguageServer(LanguageServer):
         path = to_fs_path(uri)
         if path and is_path_excluded(Path(path), config.extend_exclude, root):
             return FileReport(path)
-        return check_text(source, path or uri, config.settings())
+        return check_text(source, path or uri, config.settings_for(Path(path) if path else None))
 
     async def analysis(self, uri: str) -> LintResult | None:
         """The analysis of the buffer as it is now: the cached one if the version matches."""
@@ -157,7 +158,8 @@ class DetachLanguageServer(LanguageServer):
         version, source = document.version, document.source
         config = self.config_for(uri)
         report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
-        result = LintResult(version, source, config, report)
+        path = to_fs_path(uri)
+        result = LintResult(version, source, config, report, Path(path) if path else None)
         current = self.workspace.text_documents.get(uri)
         if current is not None and current.version == version:
             self.results[uri] = result
@@ -367,7 +369,7 @@ def to_lsp_diagnostic(
         message=message,
         severity=severity,
         code=diagnostic.code,
-        code_description=types.CodeDescription(href=rule_url(diagnostic.code)),
+        code_description=types.CodeDescription(href=rule_page_uri(diagnostic.code)),
         source=SOURCE,
         related_information=related,
     )
