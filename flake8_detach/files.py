@@ -36,6 +36,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 )
 
 
+# What a folder walk looks at: Python files and Jupyter notebooks (their code cells).
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+
 class SourceError(Exception):
     """The file could not be read or decoded; the message is one line meant for the user."""
 
@@ -111,7 +115,7 @@ def _walk(folder: Path, patterns: Sequence[str], root: Path | None, ignores: Git
         )
         for filename in sorted(filenames):
             file = current / filename
-            if (filename.endswith(".py") and not is_excluded(file, patterns, root)
+            if (filename.endswith(SOURCE_SUFFIXES) and not is_excluded(file, patterns, root)
                     and not (ignores is not None and ignores.ignored(file, is_dir=False))):
                 yield file
 

@@ -32,6 +32,14 @@ from .engine import (
     parse,
     worth_analysing,
 )
+from .notebooks import (
+    NotebookError,
+    NotebookSkipped,
+    parse_notebook,
+    read_notebook,
+    render_notebook,
+    split_cells,
+)
 from .suppression import unsuppressed
 
 MAX_PASSES = 10
@@ -56,6 +64,11 @@ class FixResult:
     remaining: list[Diagnostic] = field(default_factory=list)
     original: str = ""
     error: str | None = None
+    # A notebook: its changed cells (cell number -> (old source, new source)), and the line map
+    # of the fixed module (module line -> (cell, line in cell)) that `remaining` is positioned in.
+    cell_changes: dict[int, tuple[str, str]] | None = None
+    cells: dict[int, tuple[int, int]] | None = None
+    skipped: str | None = None  # a well-formed file that is not ours (a notebook of another kernel)
 
     @property
     def changed(self) -> bool:
@@ -206,6 +219,41 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False,
+                 write: bool = True) -> FixResult:
+    """Fix a notebook's code cells; only their sources change, the JSON elsewhere byte for byte.
+
+    The cells are fixed as one module (so a fix sees the state of earlier cells), cut back into
+    cells, and written atomically as for `.py` files. A notebook that is not nbformat 4 JSON as
+    Jupyter writes it is reported and never written (:class:`FixFileError`).
+    """
+    try:
+        notebook = read_notebook(path)
+    except NotebookSkipped as skipped:
+        return FixResult("", original="", error=None, skipped=str(skipped))
+    except NotebookError as error:
+        raise FixFileError(str(error)) from error
+    result = fix_source(notebook.source, settings, unsafe=unsafe)
+    result.cells = notebook.line_map
+    if not result.changed or result.error is not None:
+        return result
+    old = {cell.index: cell.text for cell in notebook.cells}
+    new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
+    try:
+        rendered = render_notebook(notebook, new)
+        fixed = parse_notebook(rendered, str(path))
+    except NotebookError as error:
+        raise FixFileError(str(error)) from error
+    result.cell_changes = {index + 1: (old[index], text) for index, text in new.items()}
+    result.cells = fixed.line_map if fixed.source == result.source else None
+    if write:
+        try:
+            write_atomically(path, rendered.encode("utf-8"))
+        except OSError as error:
+            raise FixFileError(f"cannot write: {error.strerror or error}") from error
+    return result
+
+
 def fix_file(
     path: str | os.PathLike[str],
     settings: Settings = DEFAULT_SETTINGS,
@@ -221,6 +269,8 @@ def fix_file(
     when the file cannot be read, decoded or written.
     """
     file = Path(path)
+    if file.suffix == ".ipynb":
+        return fix_notebook(file, settings, unsafe=unsafe, write=write)
     try:
         data = file.read_bytes()
     except OSError as error:

@@ -46,10 +46,10 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def try_repo(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def try_repo(project: Path, *args: str, files: tuple[str, ...] = ("bad.py",)) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PRE_COMMIT_HOME=str(project.parent / "pre-commit-home"), PRE_COMMIT_COLOR="never")
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), *args, "--files", "bad.py"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), *args, "--files", *files],
         cwd=project,
         env=env,
         capture_output=True,
@@ -77,3 +77,16 @@ def test_hooks_fail_on_the_hazard_fix_it_and_then_pass(project: Path) -> None:
     output = again.stdout + again.stderr
     assert again.returncode == 0, output
     assert output.count("Passed") == 2, output
+
+
+def test_the_hooks_run_on_notebooks(project: Path) -> None:
+    notebook = REPO / "fixtures" / "notebooks" / "train_across_cells.ipynb"
+    (project / "train.ipynb").write_bytes(notebook.read_bytes())
+    _git(project, "add", "train.ipynb")
+    checked = try_repo(project, "flake8-detach", files=("train.ipynb",))
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, output
+    assert "train.ipynb:cell 4:3:12: DET101" in output
+    fixed = try_repo(project, "flake8-detach-fix", files=("train.ipynb",))
+    assert "files were modified by this hook" in fixed.stdout + fixed.stderr
+    assert "out.detach().numpy()" in (project / "train.ipynb").read_text(encoding="utf-8")

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from ..config import Config, ConfigError, ConfigResolver, discover_config
 from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
 from ..files import SourceError, decode_source, read_source
+from ..notebooks import NotebookError, NotebookSkipped, read_notebook
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
 from ..suppression import unsuppressed
 from .output import write_output_file
@@ -110,11 +111,27 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
 
 
 def check_path(path: Path, settings: Settings) -> FileReport:
+    if path.suffix == ".ipynb":
+        return check_notebook(path, settings)
     try:
         source = read_source(path)
     except SourceError as error:
         return FileReport(str(path), error=str(error))
     return check_text(source, str(path), settings)
+
+
+def check_notebook(path: Path, settings: Settings) -> FileReport:
+    """A notebook's code cells as one module; positions name the cell (see notebooks.py)."""
+    try:
+        notebook = read_notebook(path)
+    except NotebookSkipped as skipped:
+        return FileReport(str(path), skipped=str(skipped))
+    except NotebookError as error:
+        return FileReport(str(path), error=str(error))
+    report = check_text(notebook.source, str(path), settings)
+    report.cells = notebook.line_map
+    report.notes = notebook.problems
+    return report
 
 
 def _check_path_detached(job: tuple[Path, Settings], with_fixes: bool) -> FileReport:
@@ -182,6 +199,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES))
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
+    for file in report.files:
+        for note in file.notes:
+            print(f"{file.path}: {note}", file=sys.stderr)
+        if file.skipped is not None:
+            print(f"{file.path}: {file.skipped}", file=sys.stderr)
     for file in report.errors:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)
     color = use_color(args.color, sys.stdout) and args.output_file is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -93,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
             if result.error is not None:
                 tally.errors.append(f"{path}: error: {result.error}; left unchanged")
                 continue
+            if result.skipped is not None:
+                print(f"{path}: {result.skipped}", file=sys.stderr)
+                continue
             _report_file(path, result, args, messages, tally)
     for problem in tally.errors:
         print(problem, file=sys.stderr)
@@ -141,21 +145,33 @@ def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: T
         tally.fixes += len(result.applied)
         if args.diff:
             name = path.as_posix()
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    result.original.splitlines(keepends=True),
-                    result.source.splitlines(keepends=True),
-                    fromfile=f"a/{name}",
-                    tofile=f"b/{name}",
-                )
+            # A notebook: one diff per changed cell, its lines numbered within the cell.
+            changes = (
+                [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
+                if result.cell_changes is not None else [(name, result.original, result.source)]
             )
+            for label, old, new in changes:
+                sys.stdout.writelines(
+                    _with_final_newlines(difflib.unified_diff(
+                        old.splitlines(keepends=True), new.splitlines(keepends=True),
+                        fromfile=f"a/{label}", tofile=f"b/{label}",
+                    ))
+                )
     for diagnostic in result.remaining:
         tally.remaining += 1
         hint = ""
         if diagnostic.fix is not None and not diagnostic.fix.safe and not args.unsafe_fixes:
             tally.unsafe_available += 1
             hint = " [unsafe fix available]"
-        print(f"{path}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
+        cell, line = result.cells.get(diagnostic.line, (None, diagnostic.line)) if result.cells else (None, diagnostic.line)
+        where = f"{path}:{line}" if cell is None else f"{path}:cell {cell}:{line}"
+        print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
+
+
+def _with_final_newlines(lines: Iterable[str]) -> Iterator[str]:
+    """A cell's last line has no newline: end every diff line with one, as `diff` marks it."""
+    for line in lines:
+        yield line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
 
 
 def _plural(count: int, word: str, plural: str | None = None) -> str:

@@ -32,6 +32,12 @@ def render(report: Report) -> str:
             end_column = diagnostic.column + 1 + token_length(line_text, diagnostic.column)
             # The title carries the code; the message does not repeat it.
             message = diagnostic.message.removeprefix(f"{diagnostic.code} ")
+            cell, line = file.location(diagnostic.line)
+            if cell is not None:
+                # GitHub shows a notebook's JSON, not its cells: a file annotation naming the cell.
+                out.append(f"::error file={path},title={_escape_property(diagnostic.code)}::"
+                           f"{_escape_data(f'cell {cell}, line {line}, column {diagnostic.column + 1}: {message}')}")
+                continue
             out.append(
                 f"::error file={path},line={diagnostic.line},endLine={diagnostic.line},"
                 f"col={diagnostic.column + 1},endColumn={end_column},"

@@ -30,9 +30,11 @@ def as_data(report: Report) -> dict[str, Any]:
         for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
             line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
             rule = RULES_BY_CODE.get(diagnostic.code)
+            cell, line = file.location(diagnostic.line)
             entry: dict[str, Any] = {
                 "path": file.path,
-                "line": diagnostic.line,
+                "cell": cell,
+                "line": line,
                 "column": diagnostic.column + 1,
                 "end_column": diagnostic.column + 1 + token_length(line_text, diagnostic.column),
                 "code": diagnostic.code,
@@ -41,7 +43,7 @@ def as_data(report: Report) -> dict[str, Any]:
                 "url": rule_url(diagnostic.code),
                 "fix": None,
             }
-            if fix is not None:
+            if fix is not None and cell is None:  # a notebook's edits are in its module text, not its JSON
                 entry["fix"] = {"description": fix.description, "safe": fix.safe, "edit": _edit_json(fix.edit)}
             diagnostics.append(entry)
     return {

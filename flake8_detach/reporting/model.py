@@ -31,6 +31,19 @@ class FileReport:
     internal: bool = False
     # Where a syntax error is, when Python says: (1-based line, 0-based column). Editors show it.
     error_position: tuple[int, int] | None = None
+    # A notebook: module line -> (cell number, line in the cell); diagnostics stay in module lines.
+    cells: dict[int, tuple[int, int]] | None = None
+    # Parts left out of the analysis (a notebook cell that does not parse), one line each.
+    notes: list[str] = field(default_factory=list)
+    # Why a well-formed file was not checked (a notebook whose kernel is not Python): no failure.
+    skipped: str | None = None
+
+    def location(self, line: int) -> tuple[int | None, int]:
+        """(cell number or None, line) as the user sees the file: in-cell lines for notebooks."""
+        if self.cells is None:
+            return None, line
+        cell, cell_line = self.cells.get(line, (None, line))
+        return cell, cell_line
     # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
     fixes: list[RenderedFix | None] | None = None
 
@@ -75,4 +88,4 @@ class Report:
         """
         if any(file.internal for file in self.errors):
             return 2
-        return 1 if self.diagnostic_count or self.errors else 0
+        return 1 if self.diagnostic_count or self.errors or any(file.notes for file in self.files) else 0

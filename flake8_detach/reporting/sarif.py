@@ -79,18 +79,22 @@ def render_data(report: Report) -> dict[str, Any]:
         for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
             line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
             start = diagnostic.column + 1
+            # A notebook: the region is within the cell, and the cell is named (SARIF has no cells).
+            cell, line = file.location(diagnostic.line)
+            if cell is not None:
+                fix = None  # the edit is in the notebook's module text, not in its JSON
             result: dict[str, Any] = {
                 "ruleId": diagnostic.code,
                 "level": "error",
-                "message": {"text": diagnostic.message},
+                "message": {"text": diagnostic.message if cell is None else f"cell {cell}: {diagnostic.message}"},
                 "locations": [
                     {
                         "physicalLocation": {
                             "artifactLocation": location,
                             "region": {
-                                "startLine": diagnostic.line,
+                                "startLine": line,
                                 "startColumn": start,
-                                "endLine": diagnostic.line,
+                                "endLine": line,
                                 "endColumn": start + token_length(line_text, diagnostic.column),
                             },
                         }
@@ -99,6 +103,8 @@ def render_data(report: Report) -> dict[str, Any]:
             }
             if diagnostic.code in rule_index:
                 result["ruleIndex"] = rule_index[diagnostic.code]
+            if cell is not None:
+                result["properties"] = {"cell": cell}
             if fix is not None:
                 edit = fix.edit
                 result["fixes"] = [

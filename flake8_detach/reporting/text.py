@@ -30,7 +30,9 @@ def render(report: Report, options: TextOptions = TextOptions()) -> str:
     for file in report.files:
         lines = file.source.splitlines() if options.show_source and file.source is not None else []
         for diagnostic in file.diagnostics:
-            location = _paint(f"{file.path}:{diagnostic.line}:{diagnostic.column + 1}:", BOLD, options.color)
+            cell, line = file.location(diagnostic.line)
+            where = f"{file.path}:{line}" if cell is None else f"{file.path}:cell {cell}:{line}"  # as ruff
+            location = _paint(f"{where}:{diagnostic.column + 1}:", BOLD, options.color)
             message = diagnostic.message.removeprefix(diagnostic.code)
             out.append(f"{location} {_paint(diagnostic.code, RED, options.color)}{message}")
             if options.show_source:
