@@ -238,13 +238,14 @@ def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: b
     if not result.changed or result.error is not None:
         return result
     old = {cell.index: cell.text for cell in notebook.cells}
+    numbers = {cell.index: cell.number for cell in notebook.cells}
     new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
     try:
         rendered = render_notebook(notebook, new)
         fixed = parse_notebook(rendered, str(path))
     except NotebookError as error:
         raise FixFileError(str(error)) from error
-    result.cell_changes = {index + 1: (old[index], text) for index, text in new.items()}
+    result.cell_changes = {numbers[index]: (old[index], text) for index, text in new.items()}
     result.cells = fixed.line_map if fixed.source == result.source else None
     if write:
         try:

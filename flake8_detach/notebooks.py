@@ -6,8 +6,8 @@ masked line for line, so every other line keeps its number and columns; a cell t
 parse is reported and left out, and the rest is still analysed. Only the standard library is
 used: linting a notebook needs no Jupyter install.
 
-Positions name the cell: ``cell`` is 1-based over all cells of the notebook (markdown included,
-so the number is stable with the file), ``line`` 1-based within the cell.
+Positions name the cell: ``cell`` is 1-based over the notebook's code cells (markdown cells do not
+count), as ruff and nbqa number them, ``line`` 1-based within the cell.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class NotebookSkipped(NotebookError):
 
 @dataclass
 class CellSource:
-    index: int  # 0-based position among all cells
+    index: int  # 0-based position among all cells (where it is in the JSON)
+    number: int  # 1-based among the code cells (what the user is told)
     text: str  # the cell's source as written
     masked: str  # the same with IPython syntax masked (same number of lines)
     masked_lines: dict[int, str] = field(default_factory=dict)  # mask number -> original line
@@ -126,24 +127,26 @@ def _assemble(path: str, document: dict[str, Any], raw: str, cells: list[Any]) -
     sources: list[CellSource] = []
     problems: list[str] = []
     next_line = 1
+    number = 0
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        number += 1
         text = cell_text(cell)
         masked, masked_lines, skip = mask_ipython(text, len(sources))
         if skip is not None:
             continue  # `%%bash` and the like: not Python, nothing to analyse (and nothing wrong)
         error = _syntax_error(masked)
         if error is not None:
-            problems.append(f"cell {index + 1}: left out, {error}")
+            problems.append(f"cell {number}: left out, {error}")
             continue
-        source = CellSource(index, text, masked, masked_lines)
+        source = CellSource(index, number, text, masked, masked_lines)
         sources.append(source)
         parts.append(f"{CELL_SEPARATOR}{index + 1}\n")
         next_line += 1
         body = masked if masked.endswith("\n") or not masked else masked + "\n"
         for offset in range(body.count("\n")):
-            line_map[next_line + offset] = (index + 1, offset + 1)
+            line_map[next_line + offset] = (number, offset + 1)
         next_line += body.count("\n")
         parts.append(body)
     return NotebookModule(path, document, raw, "".join(parts), sources, line_map, problems)

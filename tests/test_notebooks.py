@@ -43,12 +43,12 @@ def test_check_names_the_cell_and_follows_state_across_cells(work: Path, capsys:
     code, out, err = run(["check", "train.ipynb"], capsys)
     assert code == 1
     assert [line.split(" .")[0].split(" plt")[0] for line in out.splitlines()] == [
-        "train.ipynb:cell 4:3:12: DET101",  # the model was made in cell 3; %%time keeps its body
-        "train.ipynb:cell 7:1:10: DET106",  # plt.plot of a model output from cell 4
-        "train.ipynb:cell 7:2:24: DET103",
+        "train.ipynb:cell 3:3:12: DET101",  # the model was made in cell 2; %%time keeps its body
+        "train.ipynb:cell 6:1:10: DET106",  # plt.plot of a model output from cell 3
+        "train.ipynb:cell 6:2:24: DET103",
     ]
     # The cell that does not parse is reported in one line and left out; the %%bash cell is not Python.
-    assert err == "train.ipynb: cell 5: left out, syntax error at line 1: invalid syntax\n"
+    assert err == "train.ipynb: cell 4: left out, syntax error at line 1: invalid syntax\n"
 
 
 def test_the_same_code_in_cells_and_in_a_py_file_gives_the_same_diagnostics() -> None:
@@ -94,7 +94,7 @@ def test_non_python_kernels_are_skipped_with_a_message(work: Path, capsys: pytes
 def test_folders_include_notebooks(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (work / "sub").mkdir()
     shutil.move(work / "train.ipynb", work / "sub" / "train.ipynb")
-    assert "sub/train.ipynb:cell 4:3:12: DET101" in run(["check", "."], capsys)[1]
+    assert "sub/train.ipynb:cell 3:3:12: DET101" in run(["check", "."], capsys)[1]
     assert "train.ipynb" not in run(["check", ".", "--extend-exclude", "*.ipynb"], capsys)[1]
 
 
@@ -113,7 +113,7 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
         assert {k: v for k, v in before["cells"][index].items() if k != "source"} == {
             k: v for k, v in after["cells"][index].items() if k != "source"}
     assert after["cells"][3]["source"] == ["%%time\n", "out = model(x)\n",
-                                           "pred = out.detach().numpy()  # DET101: the model lives in cell 3"]
+                                           "pred = out.detach().numpy()  # DET101: the model lives in cell 2"]
     assert "".join(after["cells"][6]["source"]) == (
         "plt.plot(out.detach().cpu().numpy())\nweights = model.weight.detach().numpy()")
     # Byte for byte elsewhere: the JSON with the two sources put back is the original file.
@@ -128,8 +128,8 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
 def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["fix", "--diff", "train.ipynb"], capsys)
     assert code == 1
-    assert "--- a/train.ipynb:cell 4\n+++ b/train.ipynb:cell 4\n" in out
-    assert "+pred = out.detach().numpy()  # DET101: the model lives in cell 3\n" in out
+    assert "--- a/train.ipynb:cell 3\n+++ b/train.ipynb:cell 3\n" in out
+    assert "+pred = out.detach().numpy()  # DET101: the model lives in cell 2\n" in out
     assert (work / "train.ipynb").read_bytes() == TRAIN.read_bytes()
 
 
@@ -186,14 +186,28 @@ def test_a_notebook_not_formatted_as_jupyter_writes_it_is_not_rewritten(work: Pa
 def test_json_and_sarif_carry_the_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(run(["check", "train.ipynb", "--format", "json"], capsys)[1])
     first = document["diagnostics"][0]
-    assert (first["cell"], first["line"], first["column"], first["fix"]) == (4, 3, 12, None)
+    assert (first["cell"], first["line"], first["column"], first["fix"]) == (3, 3, 12, None)
     sarif = json.loads(run(["check", "train.ipynb", "--format", "sarif"], capsys)[1])
     result = sarif["runs"][0]["results"][0]
-    assert result["properties"] == {"cell": 4}
+    assert result["properties"] == {"cell": 3}
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
-    assert result["message"]["text"].startswith("cell 4: DET101")
+    assert result["message"]["text"].startswith("cell 3: DET101")
     if SARIF_SCHEMA.is_file():
         jsonschema = pytest.importorskip("jsonschema")
         jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
     github = run(["check", "train.ipynb", "--format", "github"], capsys)[1].splitlines()[0]
-    assert github.startswith("::error file=train.ipynb,title=DET101::cell 4, line 3, column 12: .numpy()")
+    assert github.startswith("::error file=train.ipynb,title=DET101::cell 3, line 3, column 12: .numpy()")
+
+
+def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """flake8 does not read notebooks; `nbqa flake8` runs the plugin on them, cells numbered alike."""
+    import subprocess
+    import sys
+
+    if shutil.which("nbqa", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("nbqa is not installed (test extra)")
+    nbqa = subprocess.run([str(Path(sys.executable).parent / "nbqa"), "flake8", "train.ipynb", "--select=DET"],
+                          capture_output=True, text=True, cwd=work, check=False, timeout=300)
+    through_nbqa = sorted(line.replace(":cell_", ":cell ") for line in nbqa.stdout.splitlines())
+    checked = sorted(run(["check", "train.ipynb"], capsys)[1].splitlines())
+    assert through_nbqa == checked and len(checked) == 3, nbqa.stdout + nbqa.stderr
