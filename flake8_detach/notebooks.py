@@ -100,7 +100,9 @@ def parse_notebook(raw: str, path: str = "<notebook>") -> NotebookModule:
     language = kernel_language(document)
     if language is not None and language != "python":
         raise NotebookSkipped(f"skipped: the kernel language is {language}, not Python")
-    return _assemble(path, document, raw, cells)
+    code_cells = [(index, cell_text(cell)) for index, cell in enumerate(cells)
+                  if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+    return assemble(path, code_cells, document, raw)
 
 
 def kernel_language(document: dict[str, Any]) -> str | None:
@@ -121,18 +123,19 @@ def cell_text(cell: dict[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _assemble(path: str, document: dict[str, Any], raw: str, cells: list[Any]) -> NotebookModule:
+def assemble(
+    path: str, code_cells: list[tuple[int, str]], document: dict[str, Any] | None = None, raw: str = ""
+) -> NotebookModule:
+    """One module of the code cells ``(index in the notebook, source)``, in order.
+
+    The editor's notebook documents come here too, with their cells' texts (no JSON).
+    """
     parts: list[str] = []
     line_map: dict[int, tuple[int, int]] = {}
     sources: list[CellSource] = []
     problems: list[str] = []
     next_line = 1
-    number = 0
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        number += 1
-        text = cell_text(cell)
+    for number, (index, text) in enumerate(code_cells, start=1):
         masked, masked_lines, skip = mask_ipython(text, len(sources))
         if skip is not None:
             continue  # `%%bash` and the like: not Python, nothing to analyse (and nothing wrong)
@@ -149,7 +152,7 @@ def _assemble(path: str, document: dict[str, Any], raw: str, cells: list[Any]) -
             line_map[next_line + offset] = (number, offset + 1)
         next_line += body.count("\n")
         parts.append(body)
-    return NotebookModule(path, document, raw, "".join(parts), sources, line_map, problems)
+    return NotebookModule(path, document or {}, raw, "".join(parts), sources, line_map, problems)
 
 
 def _syntax_error(text: str) -> str | None:

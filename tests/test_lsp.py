@@ -396,3 +396,50 @@ def test_an_installed_package_renders_its_pages_into_the_cache(tmp_path: Path, m
         assert rule_pages.rule_page_uri("DET103") == page.as_uri()
     finally:
         rule_pages.rule_page.cache_clear()
+
+
+NOTEBOOK_CELLS = [
+    "import torch\nmodel = torch.nn.Linear(2, 2)",
+    "%matplotlib inline\nout = model(torch.ones(2))",
+    "x = 1",
+    "pred = out.cpu().numpy()",
+]
+
+
+def open_notebook(client: LanguageClient, uri: str, cells: list[str]) -> list[str]:
+    cell_uris = [f"vscode-notebook-cell:{uri.removeprefix('file://')}#cell{index}" for index in range(len(cells))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell) for cell in cell_uris],
+        ),
+        cell_text_documents=[
+            types.TextDocumentItem(uri=cell, language_id="python", version=1, text=text)
+            for cell, text in zip(cell_uris, cells)
+        ],
+    ))
+    return cell_uris
+
+
+@pytest.mark.asyncio
+async def test_notebook_documents_get_diagnostics_and_fixes_per_cell(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "train.ipynb").as_uri()
+    cell_uris = open_notebook(client, uri, NOTEBOOK_CELLS)
+    for _ in range(300):  # the cells' publishes come in one burst: read what the client holds
+        if all(cell in client.diagnostics for cell in cell_uris):
+            break
+        await asyncio.sleep(0.05)
+    published = {cell: list(client.diagnostics[cell]) for cell in cell_uris}
+    # The hazard crosses cells: the model of cell 1, the output of cell 2, converted in cell 4.
+    assert [d.code for d in published[cell_uris[3]]] == ["DET101"]
+    assert all(published[cell] == [] for cell in cell_uris[:3])
+    (diagnostic,) = published[cell_uris[3]]
+    assert diagnostic.range.start == types.Position(line=0, character=17)  # `numpy`, in the cell's own lines
+    actions = await code_actions(client, cell_uris[3], NOTEBOOK_CELLS[3], [diagnostic],
+                                 only=[types.CodeActionKind.QuickFix])
+    fix = next(action for action in actions if "noqa" not in action.title)
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert apply_edits(NOTEBOOK_CELLS[3], list(fix.edit.changes[cell_uris[3]])) == "pred = out.detach().cpu().numpy()"
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=cell_uris[3])))
+    assert [d.code for d in report.items] == ["DET101"]

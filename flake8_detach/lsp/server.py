@@ -35,6 +35,14 @@ from ..reporting.model import FileReport, RenderedFix
 from ..reporting.spans import minimal_edit, token_length
 from ..rule_pages import rule_page_uri
 from .convert import position, split_lines, text_edit
+from .notebooks import (
+    NOTEBOOK_SYNC,
+    NotebookResult,
+    analyse_notebook,
+    cell_code_actions,
+    cell_diagnostics,
+    publish_notebook,
+)
 
 LOG = logging.getLogger(__name__)
 SOURCE = "flake8-detach"
@@ -83,13 +91,15 @@ class LintResult:
 
 class DetachLanguageServer(LanguageServer):
     def __init__(self, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS, severity: str = DEFAULT_SEVERITY) -> None:
-        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
         self.debounce_seconds = debounce_seconds
         self.severity = SEVERITIES[severity]
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.reported_config_errors: set[str] = set()
         self.results: dict[str, LintResult] = {}  # the latest analysis of each open document
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
+        self.notebook_results: dict[str, NotebookResult] = {}  # the latest analysis of each notebook
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -128,6 +138,8 @@ class DetachLanguageServer(LanguageServer):
 
     def is_python(self, uri: str) -> bool:
         """Only Python buffers are linted (a saved pyproject.toml is a config change, not code)."""
+        if self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return False  # a notebook cell: linted with its notebook (lsp/notebooks.py)
         document = self.workspace.text_documents.get(uri)
         if document is not None and document.language_id:
             return document.language_id == "python"
@@ -198,9 +210,9 @@ class DetachLanguageServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=self.lsp_diagnostics(uri, result))
         )
 
-    def schedule(self, uri: str, delay: float) -> None:
+    def schedule(self, uri: str, delay: float, notebook: bool = False) -> None:
         """(Re)start the lint of ``uri`` after ``delay`` seconds; a newer change cancels an older one."""
-        if not self.is_python(uri):
+        if not notebook and not self.is_python(uri):
             return
         previous = self.pending.pop(uri, None)
         if previous is not None:
@@ -210,7 +222,7 @@ class DetachLanguageServer(LanguageServer):
             try:
                 if delay:
                     await asyncio.sleep(delay)
-                await self.publish(uri)
+                await (publish_notebook(self, uri) if notebook else self.publish(uri))
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -228,9 +240,12 @@ class DetachLanguageServer(LanguageServer):
     def settings_changed(self) -> None:
         """A config file changed: forget every analysis and re-lint every open Python buffer."""
         self.results.clear()
+        self.notebook_results.clear()
         self.reported_config_errors.clear()
         for uri in list(self.workspace.text_documents):
             self.schedule(uri, 0)
+        for uri in list(self.workspace.notebook_documents):
+            self.schedule(uri, 0, notebook=True)
 
     def forget(self, uri: str) -> None:
         pending = self.pending.pop(uri, None)
@@ -243,6 +258,9 @@ class DetachLanguageServer(LanguageServer):
 
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
+        in_cell = await cell_code_actions(self, params)
+        if in_cell is not None:
+            return in_cell if _wants(params.context.only, types.CodeActionKind.QuickFix) else []
         result = await self.analysis(uri)
         if result is None:
             return []
@@ -268,7 +286,7 @@ class DetachLanguageServer(LanguageServer):
             if rendered is None:
                 continue
             lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
-            if not _overlaps(lsp_diagnostic.range, wanted):
+            if not overlaps(lsp_diagnostic.range, wanted):
                 continue
             safety = "" if rendered.safe else " (unsafe)"
             actions.append(
@@ -289,7 +307,7 @@ class DetachLanguageServer(LanguageServer):
         actions = []
         for diagnostic in result.report.diagnostics:
             lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
-            if not _overlaps(lsp_diagnostic.range, wanted):
+            if not overlaps(lsp_diagnostic.range, wanted):
                 continue
             edit = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
             if edit is None:
@@ -382,7 +400,7 @@ def _wants(only: Sequence[str] | None, kind: str) -> bool:
     return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
 
 
-def _overlaps(a: types.Range, b: types.Range) -> bool:
+def overlaps(a: types.Range, b: types.Range) -> bool:
     def key(p: types.Position) -> tuple[int, int]:
         return (p.line, p.character)
 
@@ -437,6 +455,21 @@ def create_server(
         else:
             ls.schedule(uri, 0)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    async def notebook_did_open(ls: DetachLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0, notebook=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    async def notebook_did_change(ls: DetachLanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, ls.debounce_seconds, notebook=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    async def notebook_did_close(ls: DetachLanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.forget(params.notebook_document.uri)
+        ls.notebook_results.pop(params.notebook_document.uri, None)
+        for cell in params.cell_text_documents:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: DetachLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -450,6 +483,11 @@ def create_server(
     async def pull_diagnostics(
         ls: DetachLanguageServer, params: types.DocumentDiagnosticParams
     ) -> types.RelatedFullDocumentDiagnosticReport:
+        notebook = ls.workspace.get_notebook_document(cell_uri=params.text_document.uri)
+        if notebook is not None:
+            notebook_result = await analyse_notebook(ls, notebook.uri)
+            cells = cell_diagnostics(ls, notebook_result) if notebook_result is not None else {}
+            return types.RelatedFullDocumentDiagnosticReport(items=cells.get(params.text_document.uri, []))
         result = await ls.analysis(params.text_document.uri)
         items = ls.lsp_diagnostics(params.text_document.uri, result) if result is not None else []
         return types.RelatedFullDocumentDiagnosticReport(items=items)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Settings
+from ..files import discover
 from .checks import (
     FAILED,
     PASSED,
@@ -34,6 +35,10 @@ from .checks import (
 from .devices import CudaStatus, DeviceLeg, plan_devices, probe_cuda
 from .execution import Job, RunResult, run_jobs
 from .fixtures import Fixture, discover_fixtures
+
+NOTEBOOK_SKIP_REASON = (
+    "a notebook: verify runs .py fixtures (with their `# expect:` claims); check and fix read notebooks"
+)
 
 
 @dataclass
@@ -120,6 +125,9 @@ def verify(
             pending.append((len(rows), fixture, leg, indices))
             rows.append(Row(fixture.name, str(fixture.path), leg.label, FAILED, "", "not judged"))
 
+    # Notebooks are linted and fixed like .py files, but their cells are not fixtures: say so.
+    for notebook in (path for path in discover(paths) if path.suffix == ".ipynb"):
+        rows.append(Row(notebook.name, str(notebook), "-", SKIPPED, "", NOTEBOOK_SKIP_REASON))
     results = run_jobs(jobs, workers, progress)
     for row_index, fixture, leg, indices in pending:
         runs = Runs(**{variant: results[index] for variant, index in indices.items()})

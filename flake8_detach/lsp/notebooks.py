@@ -1,0 +1,181 @@
+"""LSP 3.17 notebook documents: the cells of an open notebook linted as one module, per cell.
+
+The client sends the notebook (`notebookDocument/didOpen`/`didChange`/`didClose`) with its cells
+as text documents (pygls keeps them in the workspace). The code cells are joined in order exactly
+as `flake8-detach check` joins an `.ipynb` file's (flake8_detach/notebooks.py), analysed once per
+notebook version off the event loop, and each cell gets the diagnostics of its own lines; code
+actions on a cell answer from that analysis, with edits translated into the cell's lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..cli.check import check_text
+from ..diagnostics import Diagnostic
+from ..notebooks import NotebookModule, assemble
+from ..reporting.model import FileReport
+from ..reporting.spans import TextEdit
+from .convert import split_lines, text_edit
+
+if TYPE_CHECKING:
+    from .server import DetachLanguageServer
+
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(
+            notebook="*", cells=[types.NotebookCellLanguage(language="python")]
+        )
+    ]
+)
+
+
+@dataclass
+class NotebookResult:
+    """One analysis of one version of an open notebook."""
+
+    version: int
+    module: NotebookModule
+    report: FileReport
+    cell_uris: dict[int, str]  # code cell number -> the cell's text document URI (analysed cells)
+    all_uris: list[str]  # every code cell, also those left out (they get no diagnostics)
+
+    def cell_of(self, uri: str) -> int | None:
+        return next((number for number, cell_uri in self.cell_uris.items() if cell_uri == uri), None)
+
+
+def code_cells(ls: DetachLanguageServer, notebook: types.NotebookDocument) -> list[tuple[int, str, str]]:
+    """(index, cell URI, text) of the notebook's code cells, in order."""
+    cells = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        document = ls.workspace.text_documents.get(cell.document)
+        if document is not None and (document.language_id or "python") == "python":
+            cells.append((index, cell.document, document.source))
+    return cells
+
+
+async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> NotebookResult | None:
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return None
+    cached = ls.notebook_results.get(notebook_uri)
+    if cached is not None and cached.version == notebook.version:
+        return cached
+    cells = code_cells(ls, notebook)
+    path = to_fs_path(notebook_uri) or notebook_uri
+    module = assemble(path, [(index, text) for index, _, text in cells])
+    config = ls.config_for(notebook_uri)
+    settings = config.settings_for(Path(path))
+    report = await asyncio.to_thread(check_text, module.source, path, settings)
+    report.cells = module.line_map
+    numbers = {cell.index: cell.number for cell in module.cells}
+    uris = {numbers[index]: uri for index, uri, _ in cells if index in numbers}
+    result = NotebookResult(notebook.version, module, report, uris, [uri for _, uri, _ in cells])
+    current = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if current is not None and current.version == notebook.version:
+        ls.notebook_results[notebook_uri] = result
+    return result
+
+
+def cell_diagnostics(ls: DetachLanguageServer, result: NotebookResult) -> dict[str, list[types.Diagnostic]]:
+    """Each code cell's diagnostics, positioned in the cell (every cell gets a list, maybe empty)."""
+    from .server import to_lsp_diagnostic
+
+    codec = ls.workspace.position_codec
+    per_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.all_uris}
+    cell_lines = {cell.number: split_lines(cell.text) for cell in result.module.cells}
+    for diagnostic in result.report.diagnostics:
+        position = result.module.cell_position(diagnostic.line)
+        if position is None or position[0] not in result.cell_uris:
+            continue
+        number, line = position
+        in_cell = _in_cell(diagnostic, line)
+        uri = result.cell_uris[number]
+        per_cell[uri].append(to_lsp_diagnostic(in_cell, cell_lines[number], codec, ls.severity, uri))
+    return per_cell
+
+
+def _in_cell(diagnostic: Diagnostic, line: int) -> Diagnostic:
+    """The diagnostic at its line in the cell (the related call may be in another cell: dropped)."""
+    return replace(diagnostic, line=line, related=None)
+
+
+async def publish_notebook(ls: DetachLanguageServer, notebook_uri: str) -> None:
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return
+    version = notebook.version
+    result = await analyse_notebook(ls, notebook_uri)
+    current = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if result is None or current is None or current.version != version:
+        return
+    for uri, diagnostics in cell_diagnostics(ls, result).items():
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+
+def cell_edit(result: NotebookResult, number: int, edit: TextEdit) -> TextEdit | None:
+    """A module edit as an edit of cell ``number``, when it lies within that cell."""
+    start = result.module.cell_position(edit.start_line)
+    end = result.module.cell_position(edit.end_line)
+    if start is None or end is None or start[0] != number or end[0] != number:
+        return None
+    return TextEdit(start[1], edit.start_column, end[1], edit.end_column, edit.new_text)
+
+
+async def cell_code_actions(
+    ls: DetachLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    """Quick fixes and noqa suppressions for a notebook cell; None when the URI is not a cell."""
+    from .server import noqa_edit, overlaps, to_lsp_diagnostic
+
+    uri = params.text_document.uri
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is None:
+        return None
+    result = await analyse_notebook(ls, notebook.uri)
+    if result is None:
+        return []
+    number = result.cell_of(uri)
+    cell = next((cell for cell in result.module.cells if cell.number == number), None)
+    if number is None or cell is None:
+        return []
+    codec = ls.workspace.position_codec
+    lines = split_lines(cell.text)
+    fixes = result.report.rendered_fixes() if result.report.module is not None else []
+    actions: list[types.CodeAction] = []
+    for index, diagnostic in enumerate(result.report.diagnostics):
+        position = result.module.cell_position(diagnostic.line)
+        if position is None or position[0] != number:
+            continue
+        lsp_diagnostic = to_lsp_diagnostic(_in_cell(diagnostic, position[1]), lines, codec, ls.severity, uri)
+        if not overlaps(lsp_diagnostic.range, params.range):
+            continue
+        rendered = fixes[index] if index < len(fixes) else None
+        edit = cell_edit(result, number, rendered.edit) if rendered is not None else None
+        if rendered is not None and edit is not None:
+            safety = "" if rendered.safe else " (unsafe)"
+            actions.append(types.CodeAction(
+                title=f"{diagnostic.code}: {rendered.description}{safety}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diagnostic],
+                is_preferred=rendered.safe,
+                edit=types.WorkspaceEdit(changes={uri: [text_edit(lines, edit, codec)]}),
+            ))
+        suppress = noqa_edit(lines, position[1], diagnostic.code, codec)
+        if suppress is not None:
+            actions.append(types.CodeAction(
+                title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp_diagnostic],
+                edit=types.WorkspaceEdit(changes={uri: [suppress]}),
+            ))
+    return actions
+
