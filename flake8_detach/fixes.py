@@ -161,6 +161,25 @@ def data_to_detach(data: cst.Attribute, safe: bool) -> Fix:
     return Fix(data, call, safe, "replace .data with .detach()")
 
 
+def data_clone_detach(data: cst.Attribute, facts: Facts) -> Fix | None:
+    """DET103 read: `x.data.clone().detach()` -> `x.detach().clone()`, never `.detach().clone().detach()`."""
+    clone_attr = facts.parents.get(data)
+    clone = facts.parents.get(clone_attr) if isinstance(clone_attr, cst.Attribute) else None
+    if not (isinstance(clone, cst.Call) and clone.func is clone_attr and _method(clone) == "clone"):
+        return None
+    detach_attr = facts.parents.get(clone)
+    detach = facts.parents.get(detach_attr) if isinstance(detach_attr, cst.Attribute) else None
+    if not (isinstance(detach, cst.Call) and detach.func is detach_attr and _method(detach) == "detach"):
+        return None
+    if detach.args:
+        return None
+    assert isinstance(clone.func, cst.Attribute)
+    detached = data_to_detach(data, True).replacement
+    assert isinstance(detached, cst.BaseExpression)
+    fixed = clone.with_changes(func=clone.func.with_changes(value=detached), lpar=detach.lpar, rpar=detach.rpar)
+    return Fix(detach, fixed, True, "replace .data.clone().detach() with .detach().clone()")
+
+
 def no_grad_context(imports: ImportTable) -> cst.Call | None:
     """`torch.no_grad()` spelled with the module's own import (`T.no_grad()`, `no_grad()`)."""
     torch_names = sorted(local for local, qualified in imports.aliases.items() if qualified == "torch")

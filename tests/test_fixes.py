@@ -142,6 +142,12 @@ def test_det103_reads_become_detach_and_are_safe(method):
     assert [(d.code, d.fix.safe) for d in result.applied if d.fix] == [("DET103", True)]
 
 
+def test_det103_data_clone_detach_becomes_detach_clone_without_a_second_detach():
+    result = fix_source(GRAD + "a = w.data.clone().detach()\n")
+    assert result.source == GRAD + "a = w.detach().clone()\n"
+    assert fix_source(result.source).source == result.source
+
+
 def test_det103_plain_read_fix_is_unsafe():
     source = "import torch\nmodel = torch.nn.Linear(2, 2)\nbuf = model.weight.data\n"
     result = fix_source(source)

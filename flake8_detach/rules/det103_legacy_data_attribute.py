@@ -7,7 +7,13 @@ import libcst as cst
 from ..analysis.interpreter import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding, Fix
-from ..fixes import data_to_detach, data_write_statement, no_grad_context, wrap_in_no_grad
+from ..fixes import (
+    data_clone_detach,
+    data_to_detach,
+    data_write_statement,
+    no_grad_context,
+    wrap_in_no_grad,
+)
 from .base import Invalid, Rule
 
 # Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
@@ -98,7 +104,10 @@ class LegacyDataAttribute(Rule):
             writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
                 writes = True
-            fix = self._write_fix(facts, node) if writes else data_to_detach(node, safe=followed_by is not None)
+            if writes:
+                fix = self._write_fix(facts, node)
+            else:
+                fix = data_clone_detach(node, facts) or data_to_detach(node, safe=followed_by is not None)
             yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE, fix)
 
     @staticmethod
