@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
             try:
+                links = path.stat().st_nlink
                 result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
             except FixFileError as error:
                 tally.errors.append(f"{path}: error: {error}")
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: {result.skipped}", file=sys.stderr)
                 continue
             _report_file(path, result, args, messages, tally)
+            if links > 1 and result.changed and not dry_run:  # the atomic replace breaks the hard link
+                print(f"{path}: note: was hard-linked; the other links keep the old text", file=messages)
     for problem in tally.errors:
         print(problem, file=sys.stderr)
     print(_summary(tally, dry_run, args.unsafe_fixes), file=messages)
