@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
             try:
-                links = path.stat().st_nlink
+                links = _link_count(path)
                 result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
             except FixFileError as error:
                 tally.errors.append(f"{path}: error: {error}")
@@ -107,6 +107,14 @@ def run(args: argparse.Namespace) -> int:
     if tally.errors:
         return 2
     return 1 if tally.files or tally.remaining else 0
+
+
+def _link_count(path: Path) -> int:
+    """How many hard links the file has (1 when that cannot be told: reading it will say why)."""
+    try:
+        return path.stat().st_nlink
+    except OSError:
+        return 1
 
 
 def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
