@@ -29,7 +29,8 @@ class ConfigError(Exception):
         self.message = message
         self.source = source
         where = f"{source}: " if source else ""
-        what = f"[tool.{SECTION}] {key}: " if key else ""
+        # An option on the command line is named as an option, not as a key of the table.
+        what = (f"--{key}: " if source == "command line" else f"[tool.{SECTION}] {key}: ") if key else ""
         super().__init__(f"{where}{what}{message}")
 
 

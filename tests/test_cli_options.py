@@ -223,3 +223,10 @@ def test_verify_shows_progress_only_on_a_terminal(tmp_path: Path) -> None:
     assert piped.returncode == 0, piped.stderr
     assert "verify [" not in piped.stderr + piped.stdout
     assert "verify [" not in _on_a_terminal([*args, "--no-progress"], tmp_path, env)
+
+
+def test_a_bad_command_line_value_is_named_as_an_option(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["check", "bad.py", "--extend-ignore", "XYZ"], capsys)
+    assert code == 2
+    assert err.startswith("flake8-detach: error: command line: --extend-ignore: 'XYZ' matches no flake8-detach rule")
+    assert "[tool." not in err
