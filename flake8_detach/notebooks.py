@@ -66,6 +66,20 @@ class NotebookModule:
         return self.line_map.get(line)
 
 
+def cell_location(cells: dict[int, tuple[int, int]] | None, line: int) -> tuple[int | None, int]:
+    """(cell number or None, line) of a module line: in-cell for a notebook, as is otherwise."""
+    if cells is None:
+        return None, line
+    cell, cell_line = cells.get(line, (None, line))
+    return cell, cell_line
+
+
+def display_location(path: str, cells: dict[int, tuple[int, int]] | None, line: int) -> str:
+    """`path:line`, or `path:cell 3:line` for a notebook (as ruff writes it)."""
+    cell, cell_line = cell_location(cells, line)
+    return f"{path}:{cell_line}" if cell is None else f"{path}:cell {cell}:{cell_line}"
+
+
 def read_notebook(path: Path) -> NotebookModule:
     """Read ``path``; :class:`NotebookError` when it is not a notebook we can analyse."""
     try:

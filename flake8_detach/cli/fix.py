@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
 from ..fixer import FixFileError, FixResult, fix_file, fix_source
+from ..notebooks import display_location
 from ..settings import FIX_STYLES
 from .selection import add_selection_options, command_line_overrides, discover_files
 
@@ -174,8 +175,7 @@ def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: T
         if diagnostic.fix is not None and not diagnostic.fix.safe and not args.unsafe_fixes:
             tally.unsafe_available += 1
             hint = " [unsafe fix available]"
-        cell, line = result.cells.get(diagnostic.line, (None, diagnostic.line)) if result.cells else (None, diagnostic.line)
-        where = f"{path}:{line}" if cell is None else f"{path}:cell {cell}:{line}"
+        where = display_location(str(path), result.cells, diagnostic.line)
         print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
 
 

@@ -1,8 +1,8 @@
 """A one-line progress bar on stderr for long runs, silent where nobody watches.
 
-It draws only when stderr is a terminal (not in CI logs, pipes or files) and `NO_COLOR`-style
-opt-outs are not needed: `--no-progress` turns it off explicitly. No dependency: a carriage
-return redraws the line, and the line is cleared when the run ends.
+It draws only when stderr is a terminal (never in CI logs, pipes or files), and `--no-progress`
+turns it off there too. No dependency: a carriage return redraws the line, and the line is
+cleared when the run ends.
 """
 
 from __future__ import annotations

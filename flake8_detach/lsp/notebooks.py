@@ -134,7 +134,7 @@ async def cell_code_actions(
     ls: DetachLanguageServer, params: types.CodeActionParams
 ) -> list[types.CodeAction] | None:
     """Quick fixes and noqa suppressions for a notebook cell; None when the URI is not a cell."""
-    from .server import noqa_edit, overlaps, to_lsp_diagnostic
+    from .server import fix_action, noqa_edit, overlaps, suppress_action, to_lsp_diagnostic
 
     uri = params.text_document.uri
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
@@ -150,7 +150,8 @@ async def cell_code_actions(
     codec = ls.workspace.position_codec
     lines = split_lines(cell.text)
     fixes = result.report.rendered_fixes() if result.report.module is not None else []
-    actions: list[types.CodeAction] = []
+    fixed: list[types.CodeAction] = []
+    suppressions: list[types.CodeAction] = []
     for index, diagnostic in enumerate(result.report.diagnostics):
         position = result.module.cell_position(diagnostic.line)
         if position is None or position[0] != number:
@@ -161,21 +162,9 @@ async def cell_code_actions(
         rendered = fixes[index] if index < len(fixes) else None
         edit = cell_edit(result, number, rendered.edit) if rendered is not None else None
         if rendered is not None and edit is not None:
-            safety = "" if rendered.safe else " (unsafe)"
-            actions.append(types.CodeAction(
-                title=f"{diagnostic.code}: {rendered.description}{safety}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[lsp_diagnostic],
-                is_preferred=rendered.safe,
-                edit=types.WorkspaceEdit(changes={uri: [text_edit(lines, edit, codec)]}),
-            ))
+            fixed.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(lines, edit, codec)))
         suppress = noqa_edit(lines, position[1], diagnostic.code, codec)
         if suppress is not None:
-            actions.append(types.CodeAction(
-                title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[lsp_diagnostic],
-                edit=types.WorkspaceEdit(changes={uri: [suppress]}),
-            ))
-    return actions
+            suppressions.append(suppress_action(uri, lsp_diagnostic, suppress))
+    return fixed + suppressions
 

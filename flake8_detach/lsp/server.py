@@ -269,7 +269,6 @@ class DetachLanguageServer(LanguageServer):
         actions: list[types.CodeAction] = []
         if _wants(wanted, types.CodeActionKind.QuickFix):
             actions.extend(self.quick_fixes(uri, result, params.range, codec))
-            actions.extend(self.suppressions(uri, result, params.range, codec))
         if _wants(wanted, FIX_ALL_KIND):
             fix_all = await self.fix_all(uri, result, codec)
             if fix_all is not None:
@@ -279,48 +278,19 @@ class DetachLanguageServer(LanguageServer):
     def quick_fixes(
         self, uri: str, result: LintResult, wanted: types.Range, codec: PositionCodec
     ) -> list[types.CodeAction]:
-        if result.report.module is None or not any(d.fix is not None for d in result.report.diagnostics):
-            return []
-        actions = []
+        """Each diagnostic in range: its fix (where it has one), then "suppress with noqa" (as ruff)."""
+        fixes: list[types.CodeAction] = []
+        suppressions: list[types.CodeAction] = []
         for diagnostic, rendered in zip(result.report.diagnostics, result.rendered_fixes()):
-            if rendered is None:
-                continue
             lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
             if not overlaps(lsp_diagnostic.range, wanted):
                 continue
-            safety = "" if rendered.safe else " (unsafe)"
-            actions.append(
-                types.CodeAction(
-                    title=f"{diagnostic.code}: {rendered.description}{safety}",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp_diagnostic],
-                    is_preferred=rendered.safe,
-                    edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, rendered.edit, codec)]}),
-                )
-            )
-        return actions
-
-    def suppressions(
-        self, uri: str, result: LintResult, wanted: types.Range, codec: PositionCodec
-    ) -> list[types.CodeAction]:
-        """"Suppress DETxxx with `# noqa: DETxxx`" for each diagnostic in range (as ruff offers)."""
-        actions = []
-        for diagnostic in result.report.diagnostics:
-            lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
-            if not overlaps(lsp_diagnostic.range, wanted):
-                continue
-            edit = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
-            if edit is None:
-                continue
-            actions.append(
-                types.CodeAction(
-                    title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp_diagnostic],
-                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
-                )
-            )
-        return actions
+            if rendered is not None:
+                fixes.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(result.lines, rendered.edit, codec)))
+            suppress = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
+            if suppress is not None:
+                suppressions.append(suppress_action(uri, lsp_diagnostic, suppress))
+        return fixes + suppressions
 
     async def fix_all(self, uri: str, result: LintResult, codec: PositionCodec) -> types.CodeAction | None:
         """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version)."""
@@ -335,6 +305,28 @@ class DetachLanguageServer(LanguageServer):
             kind=FIX_ALL_KIND,
             edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
         )
+
+
+def fix_action(
+    uri: str, diagnostic: types.Diagnostic, rendered: RenderedFix, edit: types.TextEdit
+) -> types.CodeAction:
+    safety = "" if rendered.safe else " (unsafe)"
+    return types.CodeAction(
+        title=f"{diagnostic.code}: {rendered.description}{safety}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        is_preferred=rendered.safe,
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
+
+
+def suppress_action(uri: str, diagnostic: types.Diagnostic, edit: types.TextEdit) -> types.CodeAction:
+    return types.CodeAction(
+        title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
 
 
 def noqa_edit(lines: list[str], line: int, code: str, codec: PositionCodec) -> types.TextEdit | None:

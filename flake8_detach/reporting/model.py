@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from ..diagnostics import Diagnostic
+from ..notebooks import cell_location
 from .spans import TextEdit, fix_edits
 
 
@@ -37,15 +38,12 @@ class FileReport:
     notes: list[str] = field(default_factory=list)
     # Why a well-formed file was not checked (a notebook whose kernel is not Python): no failure.
     skipped: str | None = None
+    # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
+    fixes: list[RenderedFix | None] | None = None
 
     def location(self, line: int) -> tuple[int | None, int]:
         """(cell number or None, line) as the user sees the file: in-cell lines for notebooks."""
-        if self.cells is None:
-            return None, line
-        cell, cell_line = self.cells.get(line, (None, line))
-        return cell, cell_line
-    # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
-    fixes: list[RenderedFix | None] | None = None
+        return cell_location(self.cells, line)
 
     def rendered_fixes(self) -> list[RenderedFix | None]:
         """Each diagnostic's fix as a text edit (None where it has none), computed once."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import FileReport, Report
+from ..notebooks import display_location
+from .model import Report
 from .spans import token_length
 
 BOLD, RED, CYAN, RESET = "\033[1m", "\033[31m", "\033[36m", "\033[m"
@@ -30,17 +31,16 @@ def render(report: Report, options: TextOptions = TextOptions()) -> str:
     for file in report.files:
         lines = file.source.splitlines() if options.show_source and file.source is not None else []
         for diagnostic in file.diagnostics:
-            cell, line = file.location(diagnostic.line)
-            where = f"{file.path}:{line}" if cell is None else f"{file.path}:cell {cell}:{line}"  # as ruff
+            where = display_location(file.path, file.cells, diagnostic.line)
             location = _paint(f"{where}:{diagnostic.column + 1}:", BOLD, options.color)
             message = diagnostic.message.removeprefix(diagnostic.code)
             out.append(f"{location} {_paint(diagnostic.code, RED, options.color)}{message}")
             if options.show_source:
-                out.extend(_source_lines(file, lines, diagnostic.line, diagnostic.column, options.color))
+                out.extend(_source_lines(lines, diagnostic.line, diagnostic.column, options.color))
     return "".join(f"{line}\n" for line in out)
 
 
-def _source_lines(file: FileReport, lines: list[str], line: int, column: int, color: bool) -> list[str]:
+def _source_lines(lines: list[str], line: int, column: int, color: bool) -> list[str]:
     if not 0 < line <= len(lines):
         return []
     text = lines[line - 1]
