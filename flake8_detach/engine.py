@@ -12,12 +12,15 @@ import ast
 import functools
 import gc
 import sys
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Facts, Interpreter
@@ -103,12 +106,44 @@ def without_cyclic_gc(function: _F) -> _F:
     return cast(_F, paused)
 
 
+_UNVALIDATED_LOCK = threading.Lock()
+_unvalidated_parses = 0
+_VALIDATING_POST_INIT = CSTNode.__post_init__
+
+
+def _skip_validation(node: CSTNode) -> None:
+    """Nodes the parser builds are valid by construction."""
+
+
+@contextmanager
+def _parser_nodes_unvalidated() -> Iterator[None]:
+    """Build the parser's nodes without libcst's per-node ``_validate``: a quarter of the parse.
+
+    libcst validates every node in ``__post_init__`` (its own comment there calls this work
+    wasted on parsing); the checks guard hand-built trees against mistakes, and a tree the
+    parser accepted has none. Counted, so that parses overlapping in the language server's
+    threads restore validation only when the last one ends.
+    """
+    global _unvalidated_parses
+    with _UNVALIDATED_LOCK:
+        _unvalidated_parses += 1
+        CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with _UNVALIDATED_LOCK:
+            _unvalidated_parses -= 1
+            if not _unvalidated_parses:
+                CSTNode.__post_init__ = _VALIDATING_POST_INIT  # type: ignore[method-assign]
+
+
 @without_cyclic_gc
 def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
     """libcst's tree of ``source``; :class:`AnalysisError` (one line) when there is none."""
     _refuse_deep_nesting(source, tree)
     try:
-        return cst.parse_module(source)
+        with _parser_nodes_unvalidated():
+            return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         raise AnalysisError(f"libcst cannot parse this file: {str(error).splitlines()[0]}") from error
     except RecursionError as error:

@@ -165,3 +165,35 @@ def test_return_value_carries_model_output_to_callers() -> None:
 def test_identity_helper_does_not_make_its_results_unknown() -> None:
     source = "import torch\n\n\ndef first(items):\n    return items[0]\n\n\nfirst([torch.zeros(2)]).numpy()\n"
     assert check_source(source) == []
+
+
+def test_parse_skips_validation_only_while_parsing() -> None:
+    """The parse builds libcst's nodes unvalidated (a quarter of its time); hand-built nodes
+    are validated again as soon as it returns, and the tree is the one a validating parse gives."""
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    from flake8_detach.engine import _VALIDATING_POST_INIT, parse
+
+    source = "import torch\n\ndef f(x):\n    return x.detach().cpu().numpy()  # noqa\n"
+    assert parse(source).deep_equals(cst.parse_module(source))
+    assert CSTNode.__post_init__ is _VALIDATING_POST_INIT
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not an identifier")
+
+
+def test_overlapping_parses_in_threads_restore_validation() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    from flake8_detach.engine import _VALIDATING_POST_INIT, parse
+
+    sources = [f"import torch\nx{i} = torch.ones(3)\n" * 200 for i in range(16)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        modules = list(pool.map(parse, sources))
+    assert all(module.code == source for module, source in zip(modules, sources))
+    assert CSTNode.__post_init__ is _VALIDATING_POST_INIT
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("1x")
