@@ -17,7 +17,7 @@ empty working directory so that nothing there is importable), alternating
 within each round (the order flips every round so that drift in machine load
 hits both sides). The script prints every round, the medians and
 ``(with - without) / without``: the fraction of flake8's own time the plugin
-adds. The issue's target is at most 0.5. Wall-clock time is the headline; the
+adds. The target (issue 13) is at most 0.30. Wall-clock time is the headline; the
 CPU time of each flake8 process (user + sys, from ``wait4``) is printed next to
 it because on a shared machine it is the steadier of the two.
 
@@ -51,6 +51,7 @@ from pathlib import Path
 # the plugin's environment so that both sides run the same flake8.
 FLAKE8_DISTRIBUTIONS = ("flake8", "pycodestyle", "pyflakes", "mccabe")
 DEFAULT_BARE_VENV = Path(tempfile.gettempdir()) / "flake8-detach-bench" / "venv"
+TARGET = 0.30  # the plugin may add at most this fraction of flake8's own time (issue 13)
 
 
 def default_corpus() -> list[Path]:
@@ -228,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     print("flake8 -j1 on an empty file (the fixed cost of loading the plugin):")
     summarize("wall", startup, "wall")
     summarize("cpu", startup, "cpu")
-    verdict = "meets" if ratio <= 0.5 else "MISSES"
-    print(f"plugin adds {ratio:.3f} of flake8's own wall-clock time: {verdict} the target of 0.5")
+    verdict = "meets" if ratio <= TARGET else "MISSES"
+    print(f"plugin adds {ratio:.3f} of flake8's own wall-clock time: {verdict} the target of {TARGET}")
     if not args.skip_direct:
         direct_measure(corpus)
     return 0

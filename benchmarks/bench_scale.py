@@ -1,6 +1,6 @@
 """Checking time grows linearly with file size: 1x, 10x, 100x the same content.
 
-Usage: python benchmarks/bench_scale.py [--multiples 1,10,100] [--rounds 5]
+Usage: python benchmarks/bench_scale.py [--multiples 1,10,100] [--rounds 5] [--largest CORPUS]
 
 The content is every fixture that this Python can compile, concatenated (about 900 lines of
 torch code with hazards, traps, helpers, classes and grad contexts); the 10x and 100x files
@@ -9,6 +9,12 @@ given flake8's ``ast`` tree (libcst parse, import table, interpreter, rules, pos
 separately the fixer's ``fix_source``. It prints the best of ``--rounds`` runs (the minimum
 is the least noisy estimate on a shared machine), the time per line, and the ratio of each
 size's time per line to the 1x time per line: linear growth keeps the ratios near 1.
+
+With ``--largest CORPUS`` it also reports peak memory on the corpus's largest ``.py`` file (timm's
+is ``timm/models/vision_transformer.py``): each measurement runs in a fresh process, which reads
+the file, notes its resident size, then either ``ast.parse``s it (what flake8 pays anyway) or runs
+the plugin's ``analyze`` on that tree; the peak resident size (``ru_maxrss``) minus the size before
+is what the work added, printed side by side with tracemalloc's peak of Python allocations.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import argparse
 import ast
 import functools
 import gc
+import json
+import subprocess
 import sys
 import time
 import warnings
@@ -54,13 +62,66 @@ def best_time(action: Callable[[], object], rounds: int) -> float:
     return min(times)
 
 
+# Run in a fresh process: ru_maxrss is a high-water mark, so each measurement needs its own.
+MEMORY_PROBE = """
+import ast, json, resource, sys, tracemalloc
+from flake8_detach.engine import analyze
+source = open(sys.argv[1], encoding="utf-8").read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+tree = ast.parse(source)
+if sys.argv[2] == "analyze":
+    diagnostics = len(analyze(source, tree=tree).diagnostics)
+else:
+    diagnostics = 0
+peak_python = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"rss_kib": after - before, "python_peak": peak_python, "diagnostics": diagnostics}))
+"""
+
+
+def largest_file(corpus: Path) -> Path:
+    return max(corpus.rglob("*.py"), key=lambda path: path.stat().st_size)
+
+
+def peak_memory(path: Path, work: str) -> dict[str, int]:
+    out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(path), work], check=True,
+                         capture_output=True, text=True)
+    result: dict[str, int] = json.loads(out.stdout)
+    return result
+
+
+def report_peak_memory(corpus: Path) -> None:
+    path = largest_file(corpus)
+    size = path.stat().st_size
+    lines = path.read_text(encoding="utf-8").count("\n")
+    print(f"\npeak memory on the largest file of {corpus}: {path.relative_to(corpus)} "
+          f"({lines} lines, {size / 2**20:.2f} MiB)")
+    parsed = peak_memory(path, "parse")
+    analysed = peak_memory(path, "analyze")
+    for label, measured in (("ast.parse (flake8's own)", parsed), ("ast.parse + analyze", analysed)):
+        print(f"  {label:<26} resident +{measured['rss_kib'] / 1024:7.1f} MiB   "
+              f"python peak {measured['python_peak'] / 2**20:7.1f} MiB "
+              f"({measured['python_peak'] / size:5.0f} bytes per byte of source)")
+    print(f"  analyze / ast.parse, resident growth: {analysed['rss_kib'] / max(parsed['rss_kib'], 1):.1f}x "
+          f"({analysed['diagnostics']} diagnostics)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--multiples", default="1,10,100", help="sizes as multiples of the base (default 1,10,100)")
     parser.add_argument("--rounds", type=int, default=5, help="runs per size for the 1x file (default 5)")
     parser.add_argument("--large-rounds", type=int, default=2, help="runs per size for larger files (default 2)")
     parser.add_argument("--skip-fix", action="store_true", help="time only the check")
+    parser.add_argument("--largest", type=Path, help="also report peak memory on this corpus's largest file")
+    parser.add_argument("--skip-timing", action="store_true", help="only the peak memory (with --largest)")
     args = parser.parse_args()
+    if args.skip_timing:
+        if args.largest is None:
+            parser.error("--skip-timing needs --largest")
+        report_peak_memory(args.largest)
+        return 0
     multiples = [int(item) for item in args.multiples.split(",")]
     base = base_content()
     base_lines = base.count("\n")
@@ -87,6 +148,8 @@ def main() -> int:
     print("ratio = time per line / time per line at the first size; linear growth keeps it near 1")
     print("(on Python 3.11 with libcst 1.9, libcst's native parser costs more per line up to about 10,000")
     print(" lines, then stays flat; the engine's own phases are flat from the start)")
+    if args.largest is not None:
+        report_peak_memory(args.largest)
     return 0
 
 

@@ -49,9 +49,9 @@ def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
 
 
 def _data_of_something_else(node: ast.Attribute, context: ScreenContext) -> bool:
-    base = node.value  # not `self.data`, not the `torch.utils.data` package
+    base = node.value  # not `self.data`, not a package's `data` (`torch.utils.data`, `tf.data`)
     if isinstance(base, ast.Name):
-        return base.id not in ("self", "cls")
+        return base.id not in ("self", "cls") and base.id not in context.modules
     return not (isinstance(base, ast.Attribute) and base.attr == "utils")
 
 

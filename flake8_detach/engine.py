@@ -127,14 +127,14 @@ def _parser_nodes_unvalidated() -> Iterator[None]:
     global _unvalidated_parses
     with _UNVALIDATED_LOCK:
         _unvalidated_parses += 1
-        CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+        CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         with _UNVALIDATED_LOCK:
             _unvalidated_parses -= 1
             if not _unvalidated_parses:
-                CSTNode.__post_init__ = _VALIDATING_POST_INIT  # type: ignore[method-assign]
+                CSTNode.__post_init__ = _VALIDATING_POST_INIT  # type: ignore[method-assign,assignment]
 
 
 @without_cyclic_gc

@@ -90,12 +90,19 @@ def read_notebook(path: Path) -> NotebookModule:
         raise NotebookError(f"the notebook is {size / 2**20:.0f} MB; flake8-detach reads notebooks up to "
                             f"{MAX_NOTEBOOK_BYTES // 2**20} MB (clear the outputs to check it)")
     try:
-        raw = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise NotebookError(f"cannot read: {error.strerror or error}") from error
+    return notebook_from_bytes(data, str(path))
+
+
+def notebook_from_bytes(data: bytes, path: str = "<notebook>") -> NotebookModule:
+    """A notebook from the bytes of its file (read once: `check` hashes the same bytes)."""
+    try:
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise NotebookError(f"not UTF-8 JSON: {error.reason} at byte {error.start}") from error
-    return parse_notebook(raw, str(path))
+    return parse_notebook(raw, path)
 
 
 def parse_notebook(raw: str, path: str = "<notebook>") -> NotebookModule:

@@ -27,24 +27,36 @@ class ScreenContext:
 
     tree: ast.AST
     _aliases: dict[str, str] | None = field(default=None, repr=False)
+    _modules: set[str] | None = field(default=None, repr=False)
 
     @property
     def aliases(self) -> dict[str, str]:
         if self._aliases is None:
             aliases: dict[str, str] = {}
+            modules: set[str] = set()
             for node in ast.walk(self.tree):
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         if alias.asname:
                             aliases[alias.asname] = alias.name
+                            modules.add(alias.asname)
                         else:
                             head = alias.name.split(".", 1)[0]
                             aliases[head] = head
+                            modules.add(head)
                 elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                     for alias in node.names:
                         aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            self._aliases = aliases
+            self._aliases, self._modules = aliases, modules
         return self._aliases
+
+    @property
+    def modules(self) -> set[str]:
+        """Names bound by `import x` / `import x as y`: modules, whose attributes are no tensors."""
+        if self._modules is None:
+            self.aliases  # noqa: B018 - one walk fills both
+        assert self._modules is not None
+        return self._modules
 
     def resolve(self, node: ast.expr) -> str | None:
         """`np.linalg` -> `numpy.linalg` through the file's imports."""

@@ -131,6 +131,17 @@ def test_screen_ignores_tensor_methods_named_like_numpy_functions() -> None:
     assert analyze(imported, tree=ast.parse(imported)).module is not None
 
 
+def test_screen_ignores_data_of_an_imported_module() -> None:
+    """`timm.data.create_loader`, `tf.data.Dataset`: a package's `data`, not Tensor.data."""
+    import ast
+
+    source = ("import torch\nimport timm\nimport tensorflow as tf\n"
+              "loader = timm.data.create_loader(None)\nds = tf.data.Dataset\n")
+    assert analyze(source, tree=ast.parse(source)).module is None
+    from_import = "import torch\nfrom nets import model\nmodel.data.add_(1)\n"  # may be a tensor
+    assert analyze(from_import, tree=ast.parse(from_import)).module is not None
+
+
 def test_screen_ignores_detach_not_after_a_device_move() -> None:
     import ast
 

@@ -443,3 +443,43 @@ async def test_notebook_documents_get_diagnostics_and_fixes_per_cell(client: Lan
     report = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=cell_uris[3])))
     assert [d.code for d in report.items] == ["DET101"]
+
+
+def test_a_new_version_with_the_same_text_reuses_the_analysis(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A save or an undone edit bumps the version, not the text: nothing is analysed again."""
+    from pygls.workspace import Workspace
+
+    from flake8_detach.lsp import server as server_module
+
+    server = server_module.create_server(debounce_seconds=0)
+    server.protocol._workspace = Workspace(None)
+    uri = (tmp_path / "train.py").as_uri()
+    checked: list[str] = []
+    original = server_module.check_text
+
+    def counted(source: str, *args: Any) -> Any:
+        checked.append(source)
+        return original(source, *args)
+
+    monkeypatch.setattr(server_module, "check_text", counted)
+
+    def put(version: int, text: str) -> None:
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+
+    async def lint(version: int, text: str) -> Any:
+        put(version, text)
+        return await server.analysis(uri)
+
+    async def scenario() -> None:
+        first = await lint(1, HAZARD)
+        assert first.report.diagnostics and len(checked) == 1
+        edited = await lint(2, HAZARD + "x = 1\n")
+        assert len(checked) == 2
+        undone = await lint(3, HAZARD)
+        assert len(checked) == 3, "the text differs from the last analysis: analysed"
+        saved = await lint(4, HAZARD)
+        assert len(checked) == 3 and saved.version == 4
+        assert saved.report is undone.report and edited.report is not undone.report
+
+    asyncio.run(scenario())

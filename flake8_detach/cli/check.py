@@ -20,10 +20,17 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..cache import ResultsCache, default_directory
 from ..config import Config, ConfigError, ConfigResolver, discover_config
 from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
 from ..files import SourceError, decode_source, read_source
-from ..notebooks import NotebookError, NotebookSkipped, read_notebook
+from ..notebooks import (
+    MAX_NOTEBOOK_BYTES,
+    NotebookError,
+    NotebookSkipped,
+    notebook_from_bytes,
+    read_notebook,
+)
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
 from ..suppression import unsuppressed
 from .output import write_output_file
@@ -55,6 +62,17 @@ def register(subparsers: Any) -> None:
         choices=("auto", "always", "never"),
         default="auto",
         help="colour the text output: auto (default) on a terminal, unless NO_COLOR is set",
+    )
+    parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="neither read nor write the results cache (on by default, as ruff's)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
     )
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
     parser.add_argument(
@@ -110,20 +128,21 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
     return report
 
 
-def check_path(path: Path, settings: Settings) -> FileReport:
+def check_path(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
+    """Check one file, from ``data`` when its bytes were already read (and hashed for the cache)."""
     if path.suffix == ".ipynb":
-        return check_notebook(path, settings)
+        return check_notebook(path, settings, data)
     try:
-        source = read_source(path)
+        source = read_source(path) if data is None else decode_source(data, str(path))
     except SourceError as error:
         return FileReport(str(path), error=str(error))
     return check_text(source, str(path), settings)
 
 
-def check_notebook(path: Path, settings: Settings) -> FileReport:
+def check_notebook(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
     """A notebook's code cells as one module; positions name the cell (see notebooks.py)."""
     try:
-        notebook = read_notebook(path)
+        notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
     except NotebookSkipped as skipped:
         return FileReport(str(path), skipped=str(skipped))
     except NotebookError as error:
@@ -134,15 +153,58 @@ def check_notebook(path: Path, settings: Settings) -> FileReport:
     return report
 
 
-def _check_path_detached(job: tuple[Path, Settings], with_fixes: bool) -> FileReport:
+Job = tuple[Path, Settings, "bytes | None"]
+
+
+def _check_path_detached(job: Job, with_fixes: bool) -> FileReport:
     """Worker-process entry: check one file and send back plain data (no libcst trees)."""
     return check_path(*job).detached(with_fixes)
 
 
-def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: bool) -> list[FileReport]:
-    """Check files (each with its own settings) in order, in parallel when that pays off."""
+def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: bool,
+                cache: ResultsCache | None = None) -> list[FileReport]:
+    """Check files (each with its own settings) in order: from the cache where it has them,
+    the rest in parallel when that pays off, and what was computed goes into the cache."""
+    if cache is None:
+        return _check_uncached([(path, settings, None) for path, settings in jobs_list], jobs, with_fixes)
+    reports: list[FileReport | None] = []
+    misses: list[tuple[int, Job, str | None]] = []
+    for index, (path, settings) in enumerate(jobs_list):
+        data = _read_for_cache(path)
+        key = None if data is None else cache.key(data, path.suffix, settings, with_fixes)
+        hit = None if key is None else cache.get(key, str(path))
+        if hit is not None and data is not None and hit.cells is None:
+            try:  # the formats quote the source; a .py file's is its bytes, decoded again
+                hit.source = decode_source(data, str(path))
+            except SourceError:
+                pass
+        reports.append(hit)
+        if hit is None:
+            misses.append((index, (path, settings, data), key))
+    computed = _check_uncached([job for _, job, _ in misses], jobs, with_fixes)
+    for (index, _, key), report in zip(misses, computed):
+        report = report.detached(with_fixes) if report.module is not None else report
+        if key is not None:
+            cache.put(key, report)
+        reports[index] = report
+    if cache.written:
+        cache.prune()
+    return [report for report in reports if report is not None]
+
+
+def _read_for_cache(path: Path) -> bytes | None:
+    """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
+    try:
+        if path.suffix == ".ipynb" and path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool) -> list[FileReport]:
     if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
-        return [check_path(path, settings) for path, settings in jobs_list]
+        return [check_path(*job) for job in jobs_list]
     worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     workers = min(jobs, len(jobs_list))
@@ -152,7 +214,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     except (OSError, BrokenProcessPool):
         # No multiprocessing here (a sandbox without semaphores, a killed worker): as flake8
         # does, fall back to one process rather than fail the run.
-        return [check_path(path, settings) for path, settings in jobs_list]
+        return [check_path(*job) for job in jobs_list]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,7 +259,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
-    checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES))
+    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES, cache=cache))
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
         for note in file.notes:

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lsprotocol import types
@@ -169,6 +169,11 @@ class DetachLanguageServer(LanguageServer):
             return cached
         version, source = document.version, document.source
         config = self.config_for(uri)
+        if cached is not None and cached.source == source and cached.config == config:
+            # A new version with the same text (a save, an edit undone): the analysis stands.
+            reused = replace(cached, version=version)
+            self.results[uri] = reused
+            return reused
         report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
         path = to_fs_path(uri)
         result = LintResult(version, source, config, report, Path(path) if path else None)
