@@ -13,8 +13,8 @@ import pytest
 
 from flake8_detach import cache as cache_module
 from flake8_detach.cache import ResultsCache
-from flake8_detach.cli import main
 from flake8_detach.cli import check as check_module
+from flake8_detach.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 HAZARDS = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\nw.cpu().detach()\n"
