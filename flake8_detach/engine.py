@@ -26,7 +26,7 @@ from .analysis.imports import ImportTable
 from .analysis.interpreter import Facts, Interpreter
 from .diagnostics import Diagnostic, Finding
 from .fixes import restyle
-from .positions import start_positions
+from .positions import start_positions, statement_start_positions
 from .screening import worth_analysing
 from .settings import DEFAULT_SETTINGS, Settings
 
@@ -153,8 +153,14 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
 
 
 @without_cyclic_gc
-def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) -> Analysis:
-    """Run the selected rules over an already parsed module."""
+def analyze_module(
+    module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None
+) -> Analysis:
+    """Run the selected rules over an already parsed module.
+
+    With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
+    the statements that hold a diagnostic only.
+    """
     rules = settings.rules()
     try:
         imports = ImportTable.from_module(module)
@@ -169,7 +175,10 @@ def analyze_module(module: cst.Module, settings: Settings = DEFAULT_SETTINGS) ->
             findings = [restyle(finding, settings.fix_style) for finding in findings]
         wanted = [finding.node for finding in findings]
         wanted += [finding.related for finding in findings if finding.related is not None]
-        positions = start_positions(module, wanted)
+        if source is not None and tree is not None:
+            positions = statement_start_positions(module, wanted, facts.top_statements, source, tree)
+        else:
+            positions = start_positions(module, wanted)
     except RecursionError as error:
         raise AnalysisError("the file is nested too deeply to analyse") from error
     seen: set[tuple[str, int, int]] = set()
@@ -193,7 +202,7 @@ def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | 
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
     if not worth_analysing(source, settings, tree):
         return Analysis(None)
-    return analyze_module(parse(source, tree), settings)
+    return analyze_module(parse(source, tree), settings, source, tree)
 
 
 def check_source(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> list[Diagnostic]:

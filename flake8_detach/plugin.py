@@ -96,7 +96,7 @@ class DetachPlugin:
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
             return
         try:
-            diagnostics = analyze_module(parse(source, self.tree), self.settings).diagnostics
+            diagnostics = analyze_module(parse(source, self.tree), self.settings, source, self.tree).diagnostics
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return

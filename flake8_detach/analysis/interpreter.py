@@ -49,6 +49,7 @@ class FunctionInfo:
     state: str = "new"  # new -> running -> done (stale: analyse again)
     analysed_with: dict[str, Value] | None = None
     runs: int = 0
+    top: int = -1  # the module statement holding the definition (see Facts.top_statements)
 
     def parameter_names(self) -> tuple[list[str], set[str]]:
         """Positional parameter names (without `self` for methods) and all keyword-able names."""
@@ -140,6 +141,9 @@ class Facts:
     statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
     converting_calls: list[ConvertingCall] = field(default_factory=list)
     alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
+    # Node -> index of the module statement it is in, for the nodes rules report on (evaluated
+    # expressions, attribute names, written names): positions then need that statement only.
+    top_statements: dict[cst.CSTNode, int] = field(default_factory=dict)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(node, EMPTY)
@@ -166,11 +170,14 @@ class Interpreter:
         self.classes: list[ClassInfo] = []
         self._current_function: FunctionInfo | None = None
         self._depth = 0
+        self._top = -1  # index of the module statement being interpreted
 
     # ----------------------------------------------------------------- driver
     def run(self) -> Facts:
         env = Env()
-        self.exec_block(self.module.body, env)
+        for index, statement in enumerate(self.module.body):
+            self._top = index
+            self.exec_statement(statement, env)
         self._drain()
         # A method that read `self.x` before the method assigning it was analysed: once more.
         for cls in self.classes:
@@ -211,13 +218,14 @@ class Interpreter:
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
-        saved = (self.grad_enabled, self._current_function)
+        saved = (self.grad_enabled, self._current_function, self._top)
         self.grad_enabled = info.grad_enabled
         self._current_function = info
+        self._top = info.top
         try:
             self.exec_block(node.body, env)
         finally:
-            self.grad_enabled, self._current_function = saved
+            self.grad_enabled, self._current_function, self._top = saved
             info.state = "done"
 
     def _call_function(self, info: FunctionInfo, call: cst.Call, positional: list[Value],
@@ -433,7 +441,7 @@ class Interpreter:
             if param.default is not None:
                 self.eval(param.default, env)
         cls = env.cls if env.self_name is None and env.cls is not None else None
-        info = FunctionInfo(node, env, cls, grad_enabled)
+        info = FunctionInfo(node, env, cls, grad_enabled, top=self._top)
         env.vars[node.name.value] = Value(Flag.FUNCTION, callee=info)
         if cls is not None:
             cls.methods[node.name.value] = info
@@ -573,7 +581,12 @@ class Interpreter:
         env.aliases.pop(name, None)
         env.pending_writes.pop(name, None)
 
+    def _locate(self, *nodes: cst.CSTNode) -> None:
+        for node in nodes:
+            self.facts.top_statements[node] = self._top
+
     def _note_alias_write(self, written: cst.Name, env: Env) -> None:
+        self._locate(written)
         scope: Env | None = env
         while scope is not None:
             alias = scope.aliases.get(written.value)
@@ -626,6 +639,7 @@ class Interpreter:
         facts = self.facts
         old = facts.values.get(node)
         facts.values[node] = value if old is None else old.merge(value)
+        facts.top_statements[node] = self._top
         if not self.grad_enabled:
             facts.grad_disabled.add(node)
         return value
@@ -796,6 +810,7 @@ class Interpreter:
     def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
         attr = node.attr.value
         self.facts.attributes[attr].append(node)
+        self._locate(node.attr)
         self.facts.parents[node.value] = node
         if self.imports.resolve(node) is not None:
             return EMPTY  # torch.float32, np.pi, nn.functional: a library name
@@ -854,12 +869,15 @@ class Interpreter:
             self.facts.converting_calls.append(ConvertingCall(node, written or str(qualified), "convert"))
         if qualified is not None:
             self.facts.values[func] = EMPTY
+            self._locate(func)
             if isinstance(func, cst.Attribute):
                 self.facts.attributes[func.attr.value].append(func)
+                self._locate(func.attr)
             self._note_library_writes(qualified, node, env)
             return self._grad_mode_result(self._call_library(qualified, node, positional, keywords))
         if isinstance(func, cst.Attribute):
             self.facts.attributes[func.attr.value].append(func)
+            self._locate(func, func.attr)
             self.facts.parents[func.value] = func
             self.facts.parents[func] = node
             method = func.attr.value
