@@ -231,7 +231,19 @@ def _plain(text: str) -> str:
 
 
 def _paragraph(text: str) -> str:
-    return textwrap.fill(_plain(text), WIDTH, break_on_hyphens=False, break_long_words=False)
+    """Wrapped to the terminal page's width, paragraph by paragraph, `- ` items with a hanging indent."""
+    blocks = []
+    for block in text.split("\n\n"):
+        items = block.split("\n- ")
+        lines = [_fill(items[0], "- " if items[0].startswith("- ") else "")]
+        lines += [_fill("- " + item, "- ") for item in items[1:]]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _fill(text: str, bullet: str) -> str:
+    return textwrap.fill(_plain(text), WIDTH, subsequent_indent=" " * len(bullet),
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def _code(text: str) -> str:

@@ -32,6 +32,7 @@ from .engine import (
     parse,
     worth_analysing,
 )
+from .no_grad_blocks import Replacement, replacements, with_imports
 from .notebooks import (
     NotebookError,
     NotebookSkipped,
@@ -44,7 +45,7 @@ from .suppression import unsuppressed
 
 MAX_PASSES = 10
 
-Replacements = Mapping[cst.CSTNode, cst.CSTNode]
+Replacements = Mapping[cst.CSTNode, Replacement]
 # Applies one pass of replacements to a module; the codemods pass their own visitor.
 Applier = Callable[[cst.Module, Replacements], cst.Module]
 
@@ -145,7 +146,8 @@ def fix_module(
         chosen = choose_fixes(diagnostics, unsafe) if pass_number < MAX_PASSES else []
         if not chosen:
             break
-        fixed = apply(module, {d.fix.node: d.fix.replacement for d in chosen if d.fix is not None})
+        fixes = [d.fix for d in chosen if d.fix is not None]
+        fixed = with_imports(apply(module, replacements(module, fixes)), fixes)
         code = fixed.code
         if code == source:
             break

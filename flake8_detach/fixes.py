@@ -7,6 +7,7 @@ which is what keeps everything outside the fixed expression byte for byte.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -33,6 +34,20 @@ class ConversionFix(Fix):
     """
 
     numpy_call: cst.Call
+
+
+@dataclass(frozen=True)
+class NoGradWrite(Fix):
+    """A `.data` write rewritten as ``statement`` under `with <context>:`.
+
+    The fixer merges such fixes on adjacent lines of one block into a single `with` block, as a
+    person would write it. ``import_torch``: the context is `torch.no_grad()` and the file has
+    no `torch` name yet, so applying the fix adds `import torch`.
+    """
+
+    statement: cst.SimpleStatementLine | None = None
+    context: cst.Call | None = None
+    import_torch: bool = False
 
 
 def method_call(receiver: cst.BaseExpression, name: str, args: tuple[cst.Arg, ...] = ()) -> cst.Call:
@@ -151,14 +166,42 @@ def detach_before_move(detach_call: cst.Call) -> Fix | None:
     return Fix(detach_call, swapped, True, f"call .detach() before .{move.func.attr.value}()")
 
 
-def data_to_detach(data: cst.Attribute, safe: bool) -> Fix:
-    """DET103 read: `x.data` -> `x.detach()` (same storage, but autograd sees the sharing)."""
+def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) -> Fix:
+    """DET103 read: `x.data` -> `x.detach()` (same storage, but autograd sees the sharing).
+
+    Next to a `.detach()` the `.data` is simply dropped: `x.data.detach()` and `x.detach().data`
+    become `x.detach()`, never `.detach().detach()`.
+    """
+    if _method(data.value) == "detach":  # `x.detach().data`
+        return Fix(data, _parenthesized_like(data.value, data), True, "drop .data after .detach()")
+    detach = _called_method(data, "detach", facts)
+    if detach is not None:  # `x.data.detach()`
+        assert isinstance(detach.func, cst.Attribute)
+        dropped = detach.with_changes(func=detach.func.with_changes(value=data.value.with_changes(
+            lpar=data.lpar, rpar=data.rpar) if data.lpar else data.value))
+        return Fix(detach, dropped, True, "drop .data before .detach()")
     call = cst.Call(
         func=cst.Attribute(value=data.value, attr=cst.Name("detach"), dot=data.dot),
         lpar=data.lpar,
         rpar=data.rpar,
     )
     return Fix(data, call, safe, "replace .data with .detach()")
+
+
+def _parenthesized_like(node: cst.BaseExpression, like: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` with the parentheses of ``like`` (the node it replaces), when it has any."""
+    return node.with_changes(lpar=like.lpar, rpar=like.rpar) if like.lpar else node
+
+
+def _called_method(node: cst.BaseExpression, name: str, facts: Facts | None) -> cst.Call | None:
+    """The call `node.name()` (no arguments) that ``node`` is the receiver of, if any."""
+    if facts is None:
+        return None
+    attr = facts.parents.get(node)
+    call = facts.parents.get(attr) if isinstance(attr, cst.Attribute) else None
+    if isinstance(call, cst.Call) and call.func is attr and not call.args and _method(call) == name:
+        return call
+    return None
 
 
 def data_clone_detach(data: cst.Attribute, facts: Facts) -> Fix | None:
@@ -180,26 +223,129 @@ def data_clone_detach(data: cst.Attribute, facts: Facts) -> Fix | None:
     return Fix(detach, fixed, True, "replace .data.clone().detach() with .detach().clone()")
 
 
-def no_grad_context(imports: ImportTable) -> cst.Call | None:
-    """`torch.no_grad()` spelled with the module's own import (`T.no_grad()`, `no_grad()`)."""
+def no_grad_context(imports: ImportTable) -> tuple[cst.Call, bool] | None:
+    """`torch.no_grad()` spelled with the module's own import (`T.no_grad()`, `no_grad()`).
+
+    Returns the call and whether `import torch` must be added for it (the file imports from
+    torch, `from torch import nn`, but binds no name to torch itself); None when the name
+    `torch` is taken by something else.
+    """
     torch_names = sorted(local for local, qualified in imports.aliases.items() if qualified == "torch")
     if torch_names:
         name = "torch" if "torch" in torch_names else torch_names[0]
-        return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("no_grad")))
+        return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("no_grad"))), False
     for local, qualified in sorted(imports.aliases.items()):
         if qualified == "torch.no_grad":
-            return cst.Call(func=cst.Name(local))
-    return None
+            return cst.Call(func=cst.Name(local)), False
+    if "torch" in imports.aliases:
+        return None
+    return cst.Call(func=cst.Attribute(value=cst.Name("torch"), attr=cst.Name("no_grad"))), True
+
+
+# Methods whose result has the shape and dtype of their receiver (`w.data = w.data.clamp(-1, 1)`).
+_SHAPE_AND_DTYPE_KEEPING = frozenset({
+    "abs", "clamp", "clamp_max", "clamp_min", "clip", "clone", "contiguous", "cos", "data", "detach",
+    "exp", "neg", "reciprocal", "relu", "round", "sigmoid", "sign", "sin", "sqrt", "tanh",
+})
+# `torch.<name>(like)` without `dtype=`: same shape and dtype as `like`.
+_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
+                             "full_like", "clone"})
+
+COPY_DESCRIPTION = "write into the tensor with copy_() under torch.no_grad()"
+SAME_SHAPE_NOTE = " (the right-hand side has the tensor's shape and dtype)"
+OTHER_SHAPE_NOTE = (
+    "; unsafe: `.data =` rebinds the tensor (shape, dtype and device may change) while copy_() "
+    "keeps them (it broadcasts or raises, and casts the dtype); to replace a parameter, assign a "
+    "new nn.Parameter instead"
+)
+SHARED_STORAGE_NOTE = (
+    "; `.data =` made the tensor share the right-hand side's storage (later in-place updates of "
+    "either, such as a BatchNorm's running statistics, showed in both) while copy_() copies the numbers"
+)
+
+
+def _without_data_links(expression: cst.BaseExpression) -> cst.BaseExpression:
+    """Drop `.data` and `.detach()` at the end of a value written under no_grad: `v.data` -> `v`.
+
+    Under `torch.no_grad()` an in-place write or `copy_()` reads the same numbers either way, so
+    the links are noise; `.clone()` stays (it guards against overlap with the target).
+    """
+    if isinstance(expression, cst.Attribute) and expression.attr.value == "data" and not expression.lpar:
+        return _without_data_links(expression.value)
+    if isinstance(expression, cst.Call) and not expression.lpar and isinstance(expression.func, cst.Attribute):
+        method = expression.func.attr.value
+        if method == "detach" and not expression.args:
+            return _without_data_links(expression.func.value)
+        if method == "clone" and not expression.args:
+            receiver = _without_data_links(expression.func.value)
+            return expression.with_changes(func=expression.func.with_changes(value=receiver))
+    return expression
+
+
+class _DropTensorData(cst.CSTTransformer):
+    """`x.data` -> `x` inside a value written under no_grad, for the `.data` of tensors only."""
+
+    def __init__(self, is_tensor_data: Callable[[cst.Attribute], bool]) -> None:
+        super().__init__()
+        self.is_tensor_data = is_tensor_data
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        if original_node.attr.value == "data" and self.is_tensor_data(original_node):
+            return _parenthesized_like(updated_node.value, updated_node)
+        return updated_node
+
+
+def _written_value(value: cst.BaseExpression, is_tensor_data: Callable[[cst.Attribute], bool]) -> cst.BaseExpression:
+    """The value of a write under no_grad, without its `.data` links: they change no number there."""
+    cleaned = value.visit(_DropTensorData(is_tensor_data))
+    assert isinstance(cleaned, cst.BaseExpression)
+    return _without_data_links(cleaned)
+
+
+def _args_without_data_links(
+    args: Sequence[cst.Arg], is_tensor_data: Callable[[cst.Attribute], bool]
+) -> list[cst.Arg]:
+    return [arg.with_changes(value=_written_value(arg.value, is_tensor_data)) for arg in args]
+
+
+def _keeps_shape_and_dtype(value: cst.BaseExpression, tensor: cst.BaseExpression, imports: ImportTable) -> bool:
+    """Whether the file shows that ``value`` has ``tensor``'s shape and dtype."""
+    target = cst.Module([]).code_for_node(tensor)
+    while True:
+        if cst.Module([]).code_for_node(value.with_changes(lpar=(), rpar=())) == target:
+            return True
+        if isinstance(value, cst.Attribute) and value.attr.value == "data":
+            value = value.value
+            continue
+        if not isinstance(value, cst.Call):
+            return False
+        if any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in value.args):
+            return False
+        qualified = imports.resolve(value.func)
+        if qualified is not None and qualified.startswith("torch.") and value.args:
+            if qualified.rsplit(".", 1)[1] not in _LIKE_FACTORIES or value.args[0].keyword is not None:
+                return False
+            value = value.args[0].value
+            continue
+        if not (isinstance(value.func, cst.Attribute) and value.func.attr.value in _SHAPE_AND_DTYPE_KEEPING):
+            return False
+        value = value.func.value
 
 
 def data_write_statement(
-    data: cst.Attribute, facts: Facts
-) -> tuple[cst.SimpleStatementLine, cst.BaseSmallStatement] | None:
+    data: cst.Attribute, facts: Facts, is_tensor_data: Callable[[cst.Attribute], bool]
+) -> tuple[cst.SimpleStatementLine, cst.BaseSmallStatement, str] | None:
     """The statement writing through ``data`` rewritten to write on the tensor itself.
 
     `p.data.add_(g)` -> `p.add_(g)`; `p.data = v` -> `p.copy_(v)`; `p.data[i] = v` -> `p[i] = v`;
-    `p.data += v` -> `p.add_(v)`. Returns (original line, new small statement), or None when the
-    write is not the whole statement (`y = p.data.add_(1)`), so no rewrite is offered.
+    `p.data += v` -> `p.add_(v)`. The written values lose their trailing `.data`/`.detach()` and
+    the `.data` of tensors inside them (``is_tensor_data``, the rule's judgement), which change no
+    number under no_grad: `p.data = q.data.clamp(0)` -> `p.copy_(q.clamp(0))`, the statement
+    fixed whole. Returns (original
+    line, new small statement, what the rewrite does), or None when the write is not the whole
+    statement (`y = p.data.add_(1)`), so no rewrite is offered.
     """
     statement_lines = facts.statement_lines
     parent = facts.parents.get(data)
@@ -213,8 +359,8 @@ def data_write_statement(
         assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
         call = small.value
         assert isinstance(call.func, cst.Attribute)
-        new_call = call.with_changes(func=call.func.with_changes(value=tensor))
-        return line, small.with_changes(value=new_call)
+        new_call = call.with_changes(func=call.func.with_changes(value=tensor), args=_args_without_data_links(call.args, is_tensor_data))
+        return line, small.with_changes(value=new_call), f"call .{call.func.attr.value}() on the tensor under torch.no_grad()"
     if isinstance(parent, cst.Subscript):  # `p.data[i] = v`
         line = statement_lines.get(parent)
         if line is None or not isinstance(line.body[0], (cst.Assign, cst.AugAssign)):
@@ -223,25 +369,33 @@ def data_write_statement(
         if isinstance(small, cst.Assign) and len(small.targets) != 1:
             return None
         new_target = parent.with_changes(value=tensor)
+        value = _written_value(small.value, is_tensor_data)
+        description = "write into the tensor's elements under torch.no_grad()"
         if isinstance(small, cst.Assign):
-            return line, small.with_changes(targets=[small.targets[0].with_changes(target=new_target)])
-        return line, small.with_changes(target=new_target)
+            return line, small.with_changes(targets=[small.targets[0].with_changes(target=new_target)], value=value), description
+        return line, small.with_changes(target=new_target, value=value), description
     line = statement_lines.get(data)
     if line is None:
         return None
     small = line.body[0]
     if isinstance(small, cst.Assign) and len(small.targets) == 1:  # `p.data = v`
-        return line, cst.Expr(method_call(tensor, "copy_", (cst.Arg(small.value),)))
+        value = _written_value(small.value, is_tensor_data)
+        same = _keeps_shape_and_dtype(small.value, data.value, facts.imports)
+        description = COPY_DESCRIPTION + (SAME_SHAPE_NOTE if same else OTHER_SHAPE_NOTE)
+        if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):  # an existing tensor, not a new one
+            description += SHARED_STORAGE_NOTE
+        return line, cst.Expr(method_call(tensor, "copy_", (cst.Arg(value),))), description
     if isinstance(small, cst.AugAssign) and type(small.operator) in _AUGMENTED_METHODS:
         method = _AUGMENTED_METHODS[type(small.operator)]
-        return line, cst.Expr(method_call(tensor, method, (cst.Arg(small.value),)))
+        value = _written_value(small.value, is_tensor_data)
+        return line, cst.Expr(method_call(tensor, method, (cst.Arg(value),))), f"call .{method}() on the tensor under torch.no_grad()"
     return None
 
 
 def wrap_in_no_grad(
     line: cst.SimpleStatementLine,
     small: cst.BaseSmallStatement,
-    context: cst.Call | None,
+    context: tuple[cst.Call, bool] | None,
     description: str,
 ) -> Fix:
     """Replace ``line`` with ``small`` under `with <context>:` (or bare when ``context`` is None).
@@ -252,9 +406,12 @@ def wrap_in_no_grad(
     inner = cst.SimpleStatementLine(body=[small], trailing_whitespace=line.trailing_whitespace)
     if context is None:
         return Fix(line, inner.with_changes(leading_lines=line.leading_lines), False, description)
+    call, import_torch = context
     statement = cst.With(
-        items=[cst.WithItem(context)],
+        items=[cst.WithItem(call)],
         body=cst.IndentedBlock(body=[inner]),
         leading_lines=line.leading_lines,
     )
-    return Fix(line, statement, False, description)
+    if import_torch:
+        description += " (adds `import torch`)"
+    return NoGradWrite(line, statement, False, description, inner, call, import_torch)

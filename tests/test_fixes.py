@@ -195,6 +195,134 @@ def test_det103_write_already_under_no_grad_needs_no_new_block():
     assert fixed(source, unsafe=True) == LAYER + "with torch.no_grad():\n    model.weight.zero_()\n"
 
 
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    [
+        ("w.data.detach()", "w.detach()"),
+        ("w.detach().data", "w.detach()"),
+        ("(w.data).detach().numpy()", "(w).detach().numpy()"),
+    ],
+)
+def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected):
+    result = fix_source(GRAD + f"a = {read}\n")
+    assert result.source == GRAD + f"a = {expected}\n"
+    assert ".detach().detach()" not in result.source
+    assert_parses_and_idempotent(result.source)
+
+
+def test_adjacent_writes_share_one_no_grad_block_comments_kept_and_a_blank_line_ends_the_run():
+    source = LAYER + (
+        "def copy(other):\n"
+        "    # copy the weights\n"
+        "    model.weight.data = other.weight.data.clone()\n"
+        "    # and the bias\n"
+        "    model.bias.data = other.bias.data  # same shape\n"
+        "    model.weight.data.mul_(2)\n"
+        "\n"
+        "    model.bias.data += 1\n"
+    )
+    expected = LAYER + (
+        "def copy(other):\n"
+        "    # copy the weights\n"
+        "    with torch.no_grad():\n"
+        "        model.weight.copy_(other.weight.clone())\n"
+        "        # and the bias\n"
+        "        model.bias.copy_(other.bias)  # same shape\n"
+        "        model.weight.mul_(2)\n"
+        "\n"
+        "    with torch.no_grad():\n"
+        "        model.bias.add_(1)\n"
+    )
+    result = fix_source(source, unsafe=True)
+    assert result.source == expected
+    assert [d.line for d in result.applied] == [5, 7, 8, 10]
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
+def test_writes_in_different_blocks_or_under_no_grad_get_no_merged_block():
+    source = LAYER + (
+        "if model.training:\n"
+        "    model.weight.data.zero_()\n"
+        "model.bias.data.zero_()\n"
+        "with torch.no_grad():\n"
+        "    model.weight.data.fill_(1)\n"
+        "@torch.no_grad()\n"
+        "def reset():\n"
+        "    model.bias.data.fill_(1)\n"
+    )
+    expected = LAYER + (
+        "if model.training:\n"
+        "    with torch.no_grad():\n"
+        "        model.weight.zero_()\n"
+        "with torch.no_grad():\n"
+        "    model.bias.zero_()\n"
+        "with torch.no_grad():\n"
+        "    model.weight.fill_(1)\n"
+        "@torch.no_grad()\n"
+        "def reset():\n"
+        "    model.bias.fill_(1)\n"
+    )
+    assert fixed(source, unsafe=True) == expected
+
+
+def test_a_write_is_fixed_whole_tensor_data_in_its_value_dropped_other_data_kept():
+    source = LAYER + (
+        "import numpy as np\n"
+        "table = np.zeros((2, 2))\n"
+        "model.weight.data = model.weight.data.clamp(-1, 1) + torch.from_numpy(table.data.obj)\n"
+        "model.bias.data.add_(model.bias.data.detach() * 2)\n"
+    )
+    result = fix_source(source, unsafe=True)
+    assert result.source.endswith(
+        "with torch.no_grad():\n"
+        "    model.weight.copy_(model.weight.clamp(-1, 1) + torch.from_numpy(table.data.obj))\n"
+        "    model.bias.add_(model.bias.detach() * 2)\n"
+    )
+    assert [d.code for d in result.remaining] == []
+
+
+@pytest.mark.parametrize(
+    ("value", "same"),
+    [
+        ("model.weight.data.clamp(-1, 1)", True),
+        ("torch.zeros_like(model.weight)", True),
+        ("(model.weight.data.clone())", True),
+        ("torch.zeros_like(model.weight, dtype=torch.float64)", False),
+        ("torch.zeros(2, 2)", False),
+        ("other.weight.data", False),
+    ],
+)
+def test_assignment_fix_says_when_copy_may_change_shape_or_dtype(value, same):
+    source = LAYER + "other = torch.nn.Linear(2, 2)\n" + f"model.weight.data = {value}\n"
+    [fix] = [d.fix for d in check_source(source) if d.fix is not None and d.fix.description.startswith("write")]
+    assert fix.description.startswith("write into the tensor with copy_() under torch.no_grad()")
+    assert ("has the tensor's shape and dtype" in fix.description) is same
+    assert ("broadcasts or raises, and casts the dtype" in fix.description) is not same
+    assert ("nn.Parameter" in fix.description) is not same
+
+
+@pytest.mark.parametrize(
+    ("imports", "expected_imports"),
+    [
+        ("import numpy as np\nfrom torch import nn\n", "import numpy as np\nimport torch\nfrom torch import nn\n"),
+        ("# torch\nfrom torch import nn  # layers\n", "# torch\nimport torch\nfrom torch import nn  # layers\n"),
+    ],
+)
+def test_import_torch_is_added_once_above_the_first_from_torch_import(imports, expected_imports):
+    body = "layer = nn.Linear(2, 2)\nlayer.weight.data.zero_()\nlayer.bias.data.zero_()\n"
+    result = fix_source('"""Doc."""\n' + imports + body, unsafe=True)
+    assert result.source == '"""Doc."""\n' + expected_imports + (
+        "layer = nn.Linear(2, 2)\nwith torch.no_grad():\n    layer.weight.zero_()\n    layer.bias.zero_()\n"
+    )
+    assert all("adds `import torch`" in d.fix.description for d in result.applied if d.fix)
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
+def test_import_torch_is_not_added_when_torch_is_imported_under_its_name():
+    source = "import torch.nn as nn\nimport torch\nlayer = nn.Linear(2, 2)\nlayer.weight.data.zero_()\n"
+    assert fixed(source, unsafe=True).count("import torch\n") == 1
+
+
 def test_det103_write_that_is_not_a_whole_statement_is_left_with_advice():
     source = LAYER + "out = model.weight.data.add_(1)\n"
     result = fix_source(source, unsafe=True)

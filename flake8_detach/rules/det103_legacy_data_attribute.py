@@ -50,8 +50,33 @@ class LegacyDataAttribute(Rule):
     example = "p.data.add_(-lr * p.grad)\nout.data.numpy()"
     use_instead = "with torch.no_grad():\n    p.add_(-lr * p.grad)\nout.detach().numpy()"
     fix_safety = (
-        "Reads (`x.data.numpy()`, `x.data.clone()`) become `x.detach()`: safe. In-place writes and "
-        "`p.data = ...` assignments are rewritten to the `torch.no_grad()` form only as an unsafe fix."
+        "Reads followed by a tensor method (`x.data.numpy()`, `x.data.clone()`) become `x.detach()`: "
+        "safe. Next to a `.detach()` the `.data` is dropped (`x.data.detach()` -> `x.detach()`) and "
+        "`x.data.clone().detach()` becomes `x.detach().clone()`, never a redundant call. A bare read "
+        "(`buf = p.data`) becomes `p.detach()` as an unsafe fix: later writes through `buf` now "
+        "reach autograd.\n\n"
+        "Writes are unsafe fixes: the statement is rewritten on the tensor under `torch.no_grad()`, "
+        "where autograd sees the write, so code whose gradient was silently wrong raises instead. "
+        "Adjacent writes in one block share one `with torch.no_grad():` (a blank line ends the "
+        "run); where grad is already off (inside `with torch.no_grad():` or a `@torch.no_grad()` "
+        "function) no block is added; `import torch` is added above the first `from torch import` "
+        "when the file has no `torch` name. The statement is fixed whole: the `.data` of tensors in "
+        "the written value goes too (`p.data = q.data` -> `p.copy_(q)`), as it changes no number "
+        "under no_grad.\n\n"
+        "- In-place methods and augmented assignments (`p.data.add_(g)`, `p.data -= lr * g`, "
+        "`p.data[0] = 1`) write the same numbers into the same storage.\n"
+        "- `p.data = v` becomes `p.copy_(v)`, which is a different operation: `.data =` rebinds "
+        "`p` to `v`'s tensor (its shape, dtype and device may change, and `p` then shares `v`'s "
+        "storage, so later in-place updates of one, such as a BatchNorm's running statistics, show "
+        "in both), while `copy_()` writes `v`'s numbers into `p`'s own storage: it broadcasts `v` "
+        "or raises when the shapes differ, casts `v`'s dtype silently and copies across devices. "
+        "The fix's description says when the file shows that `v` has `p`'s shape and dtype "
+        "(`p.data.clamp(-1, 1)`, `torch.zeros_like(p)`), and warns otherwise.\n"
+        "- Where a rebinding is meant (a parameter resized or given a new dtype), the idiomatic code "
+        "is not `copy_()`: assign a new parameter, `module.weight = nn.Parameter(v)` (an optimizer "
+        "built earlier still holds the old one), use `module.register_parameter(name, "
+        "nn.Parameter(v))`, or `torch.nn.utils.parametrize.register_parametrization` for a weight "
+        "computed from another. The fix never writes these for you."
     )
     runtime_truth = (
         "The `.data` write runs and yields a wrong gradient; the `.detach()` write raises autograd's "
@@ -88,41 +113,48 @@ class LegacyDataAttribute(Rule):
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for node in facts.attributes.get("data", ()):
-            base = node.value
-            if base in facts.self_names:
+            if not self._is_tensor_data(facts, node):
                 continue
             parent = facts.parents.get(node)
-            if isinstance(parent, cst.Call) and parent.func is node:
-                continue  # `obj.data()`: a method named data, not Tensor.data
             followed_by = self._method_after(facts, node)
-            value = facts.value_of(base)
-            if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
-                continue
-            # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-            if not (value.has(Flag.TENSOR | Flag.GRAD) or followed_by in TENSOR_METHODS):
-                continue
             writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
                 writes = True
             if writes:
                 fix = self._write_fix(facts, node)
             else:
-                fix = data_clone_detach(node, facts) or data_to_detach(node, safe=followed_by is not None)
+                fix = data_clone_detach(node, facts) or data_to_detach(node, followed_by is not None, facts)
             yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE, fix)
+
+    @classmethod
+    def _is_tensor_data(cls, facts: Facts, node: cst.Attribute) -> bool:
+        """Whether the file shows that this `x.data` is a tensor's `.data` (not a Dataset's, an ndarray's)."""
+        base = node.value
+        if base in facts.self_names:
+            return False
+        parent = facts.parents.get(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return False  # `obj.data()`: a method named data, not Tensor.data
+        value = facts.value_of(base)
+        if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
+            return False
+        # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
+        return value.has(Flag.TENSOR | Flag.GRAD) or cls._method_after(facts, node) in TENSOR_METHODS
 
     @staticmethod
     def _write_fix(facts: Facts, node: cst.Attribute) -> Fix | None:
         """Unsafe: the write moves under `torch.no_grad()`, where autograd sees it (and may raise)."""
-        rewritten = data_write_statement(node, facts)
+        rewritten = data_write_statement(node, facts, lambda data: LegacyDataAttribute._is_tensor_data(facts, data))
         if rewritten is None:
             return None  # not a whole statement: the message's advice is all we offer
-        line, small = rewritten
+        line, small, description = rewritten
         if not facts.grad_enabled_at(node):
-            return wrap_in_no_grad(line, small, None, "write on the tensor itself (grad is already off here)")
+            description = description.replace("under torch.no_grad()", "(grad is already off here)")
+            return wrap_in_no_grad(line, small, None, description)
         context = no_grad_context(facts.imports)
         if context is None:
             return None
-        return wrap_in_no_grad(line, small, context, "write on the tensor under torch.no_grad()")
+        return wrap_in_no_grad(line, small, context, description)
 
     @staticmethod
     def _method_after(facts: Facts, node: cst.Attribute) -> str | None:
