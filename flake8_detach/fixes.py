@@ -166,20 +166,20 @@ def detach_before_move(detach_call: cst.Call) -> Fix | None:
     return Fix(detach_call, swapped, True, f"call .detach() before .{move.func.attr.value}()")
 
 
+# What `x.data.<name>` reads is the same on `x` itself: the tensor's metadata, never its grad state.
+_METADATA = frozenset({"dtype", "shape", "device", "is_cuda", "ndim", "layout", "size", "dim", "numel",
+                       "nelement", "element_size", "stride", "get_device", "is_contiguous"})
+
+
 def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) -> Fix:
     """DET103 read: `x.data` -> `x.detach()` (same storage, but autograd sees the sharing).
 
-    Next to a `.detach()` the `.data` is simply dropped: `x.data.detach()` and `x.detach().data`
-    become `x.detach()`, never `.detach().detach()`.
+    Where the chain detaches anyway or reads metadata, the `.data` is simply dropped:
+    `x.data.detach()`, `x.detach().data` and `x.data.cpu().detach()` lose it (never
+    `.detach().detach()`), and so does `x.data.dtype` (`x.dtype`, the same answer).
     """
-    if _method(data.value) == "detach":  # `x.detach().data`
-        return Fix(data, _parenthesized_like(data.value, data), True, "drop .data after .detach()")
-    detach = _called_method(data, "detach", facts)
-    if detach is not None:  # `x.data.detach()`
-        assert isinstance(detach.func, cst.Attribute)
-        dropped = detach.with_changes(func=detach.func.with_changes(value=data.value.with_changes(
-            lpar=data.lpar, rpar=data.rpar) if data.lpar else data.value))
-        return Fix(detach, dropped, True, "drop .data before .detach()")
+    if _method(data.value) == "detach" or _detached_later(data, facts) or _reads_metadata(data, facts):
+        return Fix(data, _parenthesized_like(data.value, data), True, "drop the redundant .data")
     call = cst.Call(
         func=cst.Attribute(value=data.value, attr=cst.Name("detach"), dot=data.dot),
         lpar=data.lpar,
@@ -188,20 +188,29 @@ def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) 
     return Fix(data, call, safe, "replace .data with .detach()")
 
 
+def _detached_later(node: cst.BaseExpression, facts: Facts | None) -> bool:
+    """Whether the chain on ``node`` calls `.detach()`, after device moves only (`.cpu().detach()`)."""
+    while facts is not None:
+        attr = facts.parents.get(node)
+        call = facts.parents.get(attr) if isinstance(attr, cst.Attribute) else None
+        if not (isinstance(call, cst.Call) and call.func is attr and isinstance(attr, cst.Attribute)):
+            return False
+        if attr.attr.value == "detach":
+            return not call.args
+        if attr.attr.value not in DEVICE_MOVE_METHODS:
+            return False
+        node = call
+    return False
+
+
+def _reads_metadata(data: cst.Attribute, facts: Facts | None) -> bool:
+    parent = facts.parents.get(data) if facts is not None else None
+    return isinstance(parent, cst.Attribute) and parent.value is data and parent.attr.value in _METADATA
+
+
 def _parenthesized_like(node: cst.BaseExpression, like: cst.BaseExpression) -> cst.BaseExpression:
     """``node`` with the parentheses of ``like`` (the node it replaces), when it has any."""
     return node.with_changes(lpar=like.lpar, rpar=like.rpar) if like.lpar else node
-
-
-def _called_method(node: cst.BaseExpression, name: str, facts: Facts | None) -> cst.Call | None:
-    """The call `node.name()` (no arguments) that ``node`` is the receiver of, if any."""
-    if facts is None:
-        return None
-    attr = facts.parents.get(node)
-    call = facts.parents.get(attr) if isinstance(attr, cst.Attribute) else None
-    if isinstance(call, cst.Call) and call.func is attr and not call.args and _method(call) == name:
-        return call
-    return None
 
 
 def data_clone_detach(data: cst.Attribute, facts: Facts) -> Fix | None:

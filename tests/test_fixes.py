@@ -201,6 +201,10 @@ def test_det103_write_already_under_no_grad_needs_no_new_block():
         ("w.data.detach()", "w.detach()"),
         ("w.detach().data", "w.detach()"),
         ("(w.data).detach().numpy()", "(w).detach().numpy()"),
+        ("w.data.cpu().detach().numpy()", "w.detach().cpu().numpy()"),
+        ("w.data.to('cpu').cuda().detach()", "w.detach().to('cpu').cuda()"),
+        ("w.data.dtype", "w.dtype"),
+        ("w.data.size(0)", "w.size(0)"),
     ],
 )
 def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected):

@@ -51,7 +51,8 @@ class LegacyDataAttribute(Rule):
     use_instead = "with torch.no_grad():\n    p.add_(-lr * p.grad)\nout.detach().numpy()"
     fix_safety = (
         "Reads followed by a tensor method (`x.data.numpy()`, `x.data.clone()`) become `x.detach()`: "
-        "safe. Next to a `.detach()` the `.data` is dropped (`x.data.detach()` -> `x.detach()`) and "
+        "safe. Where the chain detaches anyway the `.data` is dropped (`x.data.detach()`, "
+        "`x.data.cpu().detach()`), as it is before metadata (`x.data.shape` -> `x.shape`), and "
         "`x.data.clone().detach()` becomes `x.detach().clone()`, never a redundant call. A bare read "
         "(`buf = p.data`) becomes `p.detach()` as an unsafe fix: later writes through `buf` now "
         "reach autograd.\n\n"
