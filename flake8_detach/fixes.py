@@ -273,6 +273,40 @@ SHARED_STORAGE_NOTE = (
 )
 
 
+# Methods that give another dtype or device: `p.data = p.data.half()` means a new tensor, and
+# copy_() would cast it back, so no copy_() fix is offered for them.
+_RETYPING = frozenset({"to", "type", "half", "float", "double", "bfloat16", "int", "long", "short",
+                       "char", "byte", "bool", "cuda", "cpu"})
+
+
+def rebinds(tensor: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """Whether `tensor.data = value` means a new tensor, which copy_() into the old one would not give.
+
+    A value of another dtype or device (`p.data.half()`, `.to(...)`), or a copy of the tensor
+    itself (`p.data = p.data.clone()`, which gives `p` storage of its own: copy_() would be a no-op).
+    """
+    if changes_dtype_or_device(value):
+        return True
+    empty = cst.Module([])
+    copied = _without_data_links(value)
+    return (isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute) and copied.func.attr.value == "clone"
+            and empty.code_for_node(_without_data_links(copied.func.value)) == empty.code_for_node(tensor))
+
+
+def changes_dtype_or_device(value: cst.BaseExpression) -> bool:
+    """Whether the outer chain of ``value`` visibly converts its dtype or device."""
+    while isinstance(value, (cst.Call, cst.Attribute)):
+        if isinstance(value, cst.Call):
+            if not isinstance(value.func, cst.Attribute):
+                return False
+            if value.func.attr.value in _RETYPING:
+                return True
+            value = value.func.value
+        else:
+            value = value.value
+    return False
+
+
 def _without_data_links(expression: cst.BaseExpression) -> cst.BaseExpression:
     """Drop `.data` and `.detach()` at the end of a value written under no_grad: `v.data` -> `v`.
 
@@ -388,6 +422,8 @@ def data_write_statement(
         return None
     small = line.body[0]
     if isinstance(small, cst.Assign) and len(small.targets) == 1:  # `p.data = v`
+        if rebinds(data.value, small.value):
+            return None  # copy_() would undo the new dtype or device, or keep the shared storage
         value = _written_value(small.value, is_tensor_data)
         same = _keeps_shape_and_dtype(small.value, data.value, facts.imports)
         description = COPY_DESCRIPTION + (SAME_SHAPE_NOTE if same else OTHER_SHAPE_NOTE)

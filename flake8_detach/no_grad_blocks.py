@@ -46,24 +46,56 @@ def _starts_a_new_group(statement: cst.CSTNode) -> bool:
     return any(line.comment is None for line in getattr(statement, "leading_lines", ()))
 
 
-def _same_context(first: NoGradWrite, other: NoGradWrite) -> bool:
-    empty = cst.Module([])
-    assert first.context is not None and other.context is not None
-    return empty.code_for_node(first.context) == empty.code_for_node(other.context)
+def _context_code(fix: NoGradWrite) -> str:
+    assert fix.context is not None
+    return cst.Module([]).code_for_node(fix.context)
 
 
-def _merged(run: list[NoGradWrite]) -> cst.With:
-    first = run[0]
-    assert isinstance(first.replacement, cst.With) and first.statement is not None
-    body: list[cst.BaseStatement] = [first.statement]
-    for fix in run[1:]:
-        assert fix.statement is not None and isinstance(fix.node, cst.SimpleStatementLine)
-        body.append(fix.statement.with_changes(leading_lines=fix.node.leading_lines))
-    return first.replacement.with_changes(body=cst.IndentedBlock(body=body))
+def _guarded_writes(statement: cst.CSTNode, writes: dict[cst.CSTNode, NoGradWrite]) -> list[NoGradWrite] | None:
+    """The writes of `if cond:` whose whole body is writes fixed in this pass (no `else`)."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock)):
+        return None
+    found = [writes.get(inner) for inner in statement.body.body]
+    return None if None in found else [fix for fix in found if fix is not None]
+
+
+def _member(statement: cst.CSTNode, writes: dict[cst.CSTNode, NoGradWrite]) -> list[NoGradWrite] | None:
+    """The writes a statement brings to a run: itself, or the body of an `if` that only writes."""
+    fix = writes.get(statement)
+    return [fix] if fix is not None else _guarded_writes(statement, writes)
+
+
+def _unwrapped(fix: NoGradWrite, first: bool) -> cst.BaseStatement:
+    assert fix.statement is not None and isinstance(fix.node, cst.SimpleStatementLine)
+    return fix.statement.with_changes(leading_lines=() if first else fix.node.leading_lines)
+
+
+def _merged(run: list[cst.CSTNode], writes: dict[cst.CSTNode, NoGradWrite]) -> cst.With:
+    """One `with` around the run, each write unwrapped (inside an `if`, too)."""
+    body: list[cst.BaseStatement] = []
+    for index, statement in enumerate(run):
+        fix = writes.get(statement)
+        if fix is not None:
+            body.append(_unwrapped(fix, first=index == 0))
+            continue
+        assert isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock)
+        inner = [_unwrapped(writes[line], first=False) for line in statement.body.body]
+        body.append(statement.with_changes(
+            leading_lines=() if index == 0 else statement.leading_lines,
+            body=statement.body.with_changes(body=inner),
+        ))
+    members = _member(run[0], writes)
+    assert members and members[0].context is not None
+    leading = run[0].leading_lines if isinstance(run[0], (cst.SimpleStatementLine, cst.If)) else ()
+    return cst.With(items=[cst.WithItem(members[0].context)], body=cst.IndentedBlock(body=body), leading_lines=leading)
 
 
 def replacements(module: cst.Module, fixes: Iterable[Fix]) -> dict[cst.CSTNode, Replacement]:
-    """The node swaps of one pass, adjacent no_grad writes of a block merged into one `with`."""
+    """The node swaps of one pass, adjacent no_grad writes of a block merged into one `with`.
+
+    A run is made of written statements and of `if` statements whose body only writes
+    (`if m.bias is not None: m.bias.data.zero_()`), all under the same context.
+    """
     chosen = list(fixes)
     swaps: dict[cst.CSTNode, Replacement] = {fix.node: fix.replacement for fix in chosen}
     writes = {fix.node: fix for fix in chosen if isinstance(fix, NoGradWrite) and fix.context is not None}
@@ -72,17 +104,22 @@ def replacements(module: cst.Module, fixes: Iterable[Fix]) -> dict[cst.CSTNode, 
     finder = _StatementBlocks()
     module.visit(finder)
     for block in finder.blocks:
-        run: list[NoGradWrite] = []
+        run: list[cst.CSTNode] = []
+        context = ""
         for statement in [*block, None]:
-            fix = writes.get(statement) if statement is not None else None
-            if fix is not None and run and not _starts_a_new_group(fix.node) and _same_context(run[0], fix):
-                run.append(fix)
+            members = _member(statement, writes) if statement is not None else None
+            contexts = {_context_code(fix) for fix in members or ()}
+            if statement is not None and members and run and not _starts_a_new_group(statement) \
+                    and contexts == {context}:
+                run.append(statement)
                 continue
             if len(run) > 1:
-                swaps[run[0].node] = _merged(run)
+                swaps[run[0]] = _merged(run, writes)
                 for merged in run[1:]:
-                    swaps[merged.node] = cst.RemovalSentinel.REMOVE
-            run = [fix] if fix is not None else []
+                    swaps[merged] = cst.RemovalSentinel.REMOVE
+            run, context = [], ""
+            if statement is not None and members and len(contexts) == 1:
+                run, context = [statement], contexts.pop()
     return swaps
 
 

@@ -247,6 +247,8 @@ def test_writes_in_different_blocks_or_under_no_grad_get_no_merged_block():
     source = LAYER + (
         "if model.training:\n"
         "    model.weight.data.zero_()\n"
+        "else:\n"
+        "    print(0)\n"
         "model.bias.data.zero_()\n"
         "with torch.no_grad():\n"
         "    model.weight.data.fill_(1)\n"
@@ -258,6 +260,8 @@ def test_writes_in_different_blocks_or_under_no_grad_get_no_merged_block():
         "if model.training:\n"
         "    with torch.no_grad():\n"
         "        model.weight.zero_()\n"
+        "else:\n"
+        "    print(0)\n"
         "with torch.no_grad():\n"
         "    model.bias.zero_()\n"
         "with torch.no_grad():\n"
@@ -267,6 +271,55 @@ def test_writes_in_different_blocks_or_under_no_grad_get_no_merged_block():
         "    model.bias.fill_(1)\n"
     )
     assert fixed(source, unsafe=True) == expected
+
+
+def test_an_if_that_only_writes_joins_the_block_of_its_neighbours():
+    source = "import math\nimport torch\n" + (
+        "def init(m, fan_out):\n"
+        "    if isinstance(m, torch.nn.Conv2d):\n"
+        "        m.weight.data.normal_(0, math.sqrt(2.0 / fan_out))\n"
+        "        # no bias for some convs\n"
+        "        if m.bias is not None:  # kept\n"
+        "            m.bias.data.zero_()\n"
+        "    elif isinstance(m, torch.nn.Linear):\n"
+        "        if m.bias is not None:\n"
+        "            m.bias.data.zero_()\n"
+    )
+    expected = "import math\nimport torch\n" + (
+        "def init(m, fan_out):\n"
+        "    if isinstance(m, torch.nn.Conv2d):\n"
+        "        with torch.no_grad():\n"
+        "            m.weight.normal_(0, math.sqrt(2.0 / fan_out))\n"
+        "            # no bias for some convs\n"
+        "            if m.bias is not None:  # kept\n"
+        "                m.bias.zero_()\n"
+        "    elif isinstance(m, torch.nn.Linear):\n"
+        "        if m.bias is not None:\n"
+        "            with torch.no_grad():\n"
+        "                m.bias.zero_()\n"
+    )
+    result = fix_source(source, unsafe=True)
+    assert result.source == expected
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
+def test_a_value_that_changes_dtype_device_or_storage_is_a_rebinding_left_with_advice():
+    source = LAYER + (
+        "model.weight.data = model.weight.data.half()\nmodel.bias.data = model.bias.to('cuda')\n"
+        "model.weight.data = model.weight.data.clone()\n"
+    )
+    result = fix_source(source, unsafe=True)
+    writes = [d for d in result.remaining if d.column in (11, 13) and d.line in (3, 4, 5)]
+    assert [(d.line, d.fix) for d in writes] == [(3, None), (4, None), (5, None)]
+    assert all("swaps the tensor's storage" in d.message for d in writes)
+    assert "copy_" not in result.source
+
+
+def test_a_tensor_data_assigned_to_an_unknown_data_makes_the_statement_a_write():
+    source = "import torch\ndef convert(module, aux, box):\n    aux.weight.data = module.weight.data.clone()\n    box.data = box.other.data\n"
+    result = fix_source(source, unsafe=True)
+    assert "        aux.weight.copy_(module.weight.clone())\n" in result.source
+    assert "    box.data = box.other.data\n" in result.source
 
 
 def test_a_write_is_fixed_whole_tensor_data_in_its_value_dropped_other_data_kept():
@@ -290,7 +343,7 @@ def test_a_write_is_fixed_whole_tensor_data_in_its_value_dropped_other_data_kept
     [
         ("model.weight.data.clamp(-1, 1)", True),
         ("torch.zeros_like(model.weight)", True),
-        ("(model.weight.data.clone())", True),
+        ("(model.weight.data.abs())", True),
         ("torch.zeros_like(model.weight, dtype=torch.float64)", False),
         ("torch.zeros(2, 2)", False),
         ("other.weight.data", False),

@@ -12,6 +12,7 @@ from ..fixes import (
     data_to_detach,
     data_write_statement,
     no_grad_context,
+    rebinds,
     wrap_in_no_grad,
 )
 from .base import Invalid, Rule
@@ -21,6 +22,10 @@ TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach", "copy_", 
                             "normal_", "uniform_", "add_", "sub_", "mul_", "div_", "clamp_"})
 
 READ_MESSAGE = ".data is the legacy untracked view of a tensor and hides mistakes from autograd; use .detach()"
+REBIND_MESSAGE = (
+    "assignment to .data swaps the tensor's storage behind autograd's back (here for another dtype, "
+    "device or a copy); assign a new tensor instead (for a parameter, a new nn.Parameter)"
+)
 WRITE_MESSAGE = (
     "in-place write through .data is invisible to autograd and can silently corrupt gradients; "
     "write under torch.no_grad() instead"
@@ -59,7 +64,8 @@ class LegacyDataAttribute(Rule):
         "Writes are unsafe fixes: the statement is rewritten on the tensor under `torch.no_grad()`, "
         "where autograd sees the write, so code whose gradient was silently wrong raises instead. "
         "Adjacent writes in one block share one `with torch.no_grad():` (a blank line ends the "
-        "run); where grad is already off (inside `with torch.no_grad():` or a `@torch.no_grad()` "
+        "run; an `if` whose body only writes, such as `if m.bias is not None: m.bias.data.zero_()`, "
+        "joins its neighbours' block); where grad is already off (inside `with torch.no_grad():` or a `@torch.no_grad()` "
         "function) no block is added; `import torch` is added above the first `from torch import` "
         "when the file has no `torch` name. The statement is fixed whole: the `.data` of tensors in "
         "the written value goes too (`p.data = q.data` -> `p.copy_(q)`), as it changes no number "
@@ -73,6 +79,10 @@ class LegacyDataAttribute(Rule):
         "or raises when the shapes differ, casts `v`'s dtype silently and copies across devices. "
         "The fix's description says when the file shows that `v` has `p`'s shape and dtype "
         "(`p.data.clamp(-1, 1)`, `torch.zeros_like(p)`), and warns otherwise.\n"
+        "- Where the value visibly changes dtype or device (`p.data = p.data.half()`, `.to(...)`, "
+        "`.cuda()`) or is a copy of the tensor itself (`p.data = p.data.clone()`, which gives `p` "
+        "storage of its own), the write is a rebinding: the message says so and no fix is offered, "
+        "since `copy_()` would cast it back or change nothing.\n"
         "- Where a rebinding is meant (a parameter resized or given a new dtype), the idiomatic code "
         "is not `copy_()`: assign a new parameter, `module.weight = nn.Parameter(v)` (an optimizer "
         "built earlier still holds the old one), use `module.register_parameter(name, "
@@ -121,11 +131,21 @@ class LegacyDataAttribute(Rule):
             writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
                 writes = True
+            message = WRITE_MESSAGE if writes else READ_MESSAGE
             if writes:
                 fix = self._write_fix(facts, node)
+                if self._rebinds(facts, node):
+                    message = REBIND_MESSAGE
             else:
                 fix = data_clone_detach(node, facts) or data_to_detach(node, followed_by is not None, facts)
-            yield self.finding(node.attr, WRITE_MESSAGE if writes else READ_MESSAGE, fix)
+            yield self.finding(node.attr, message, fix)
+
+    @staticmethod
+    def _rebinds(facts: Facts, node: cst.Attribute) -> bool:
+        """`p.data = p.data.half()`, `p.data = p.data.clone()`: the write means a new tensor."""
+        line = facts.statement_lines.get(node)
+        small = line.body[0] if line is not None else None
+        return isinstance(small, cst.Assign) and node in facts.stores and rebinds(node.value, small.value)
 
     @classmethod
     def _is_tensor_data(cls, facts: Facts, node: cst.Attribute) -> bool:
@@ -140,7 +160,28 @@ class LegacyDataAttribute(Rule):
         if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
             return False
         # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-        return value.has(Flag.TENSOR | Flag.GRAD) or cls._method_after(facts, node) in TENSOR_METHODS
+        if value.has(Flag.TENSOR | Flag.GRAD) or cls._method_after(facts, node) in TENSOR_METHODS:
+            return True
+        assigned = cls._assigned_data(facts, node)
+        return assigned is not None and cls._is_tensor_data(facts, assigned)
+
+    @staticmethod
+    def _assigned_data(facts: Facts, node: cst.Attribute) -> cst.Attribute | None:
+        """`q.data` in `p.data = q.data.clone()`: a tensor's data assigned to `p.data` makes `p` a tensor."""
+        if node not in facts.stores:
+            return None
+        line = facts.statement_lines.get(node)
+        small = line.body[0] if line is not None else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target is node):
+            return None
+        value = small.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+            if value.func.attr.value not in ("clone", "detach"):
+                return None
+            value = value.func.value
+        if isinstance(value, cst.Attribute) and value.attr.value == "data":
+            return value
+        return None
 
     @staticmethod
     def _write_fix(facts: Facts, node: cst.Attribute) -> Fix | None:
