@@ -317,6 +317,7 @@ def test_a_value_that_changes_dtype_device_or_storage_is_a_rebinding_left_with_a
 
 def test_a_tensor_data_assigned_to_an_unknown_data_makes_the_statement_a_write():
     source = "import torch\ndef convert(module, aux, box):\n    aux.weight.data = module.weight.data.clone()\n    box.data = box.other.data\n"
+    assert [d.line for d in check_source(source + "    box.data = module.detach()\n")] == [3, 3, 5]
     result = fix_source(source, unsafe=True)
     assert "        aux.weight.copy_(module.weight.clone())\n" in result.source
     assert "    box.data = box.other.data\n" in result.source

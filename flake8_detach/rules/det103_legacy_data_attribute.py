@@ -162,26 +162,25 @@ class LegacyDataAttribute(Rule):
         # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
         if value.has(Flag.TENSOR | Flag.GRAD) or cls._method_after(facts, node) in TENSOR_METHODS:
             return True
-        assigned = cls._assigned_data(facts, node)
-        return assigned is not None and cls._is_tensor_data(facts, assigned)
+        return cls._assigned_a_tensor(facts, node)
 
-    @staticmethod
-    def _assigned_data(facts: Facts, node: cst.Attribute) -> cst.Attribute | None:
-        """`q.data` in `p.data = q.data.clone()`: a tensor's data assigned to `p.data` makes `p` a tensor."""
+    @classmethod
+    def _assigned_a_tensor(cls, facts: Facts, node: cst.Attribute) -> bool:
+        """`p.data = q.data.clone()`, `p.data = q.detach()`: a tensor assigned to `p.data` makes `p` a tensor."""
         if node not in facts.stores:
-            return None
+            return False
         line = facts.statement_lines.get(node)
         small = line.body[0] if line is not None else None
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target is node):
-            return None
+            return False
         value = small.value
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
-            if value.func.attr.value not in ("clone", "detach"):
-                return None
+            if value.func.attr.value == "detach":
+                return True  # only a tensor has .detach()
+            if value.func.attr.value != "clone":
+                return False
             value = value.func.value
-        if isinstance(value, cst.Attribute) and value.attr.value == "data":
-            return value
-        return None
+        return isinstance(value, cst.Attribute) and value.attr.value == "data" and cls._is_tensor_data(facts, value)
 
     @staticmethod
     def _write_fix(facts: Facts, node: cst.Attribute) -> Fix | None:
