@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
 import pytest
 
 from flake8_detach import Settings, analyze, check_source
-from flake8_detach.engine import AnalysisError
+from flake8_detach.engine import AnalysisError, nesting_depth
 
 
 def codes(source: str, settings: Settings = Settings()) -> list[tuple[int, int, str]]:
@@ -208,3 +209,17 @@ def test_overlapping_parses_in_threads_restore_validation() -> None:
     assert CSTNode.__post_init__ is _VALIDATING_POST_INIT
     with pytest.raises(cst.CSTValidationError):
         cst.Name("1x")
+
+
+def _reference_depth(node: ast.AST) -> int:
+    return 1 + max((_reference_depth(child) for child in ast.iter_child_nodes(node)), default=0)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["", "x", "a + b", "f(x).g[y:z] = -w", "def f(*, a=1):\n    return [i for i in a if not i]\n",
+     "x = " + "(" * 50 + "1" + ")" * 50 + "\n", "y = " + " + ".join(["a"] * 120) + "\n"],
+)
+def test_nesting_depth_counts_as_the_tree_goes_leaves_included(source: str) -> None:
+    tree = ast.parse(source)
+    assert nesting_depth(tree) == _reference_depth(tree)
