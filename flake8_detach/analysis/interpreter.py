@@ -16,6 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import libcst as cst
 
@@ -644,113 +645,118 @@ class Interpreter:
             facts.grad_disabled.add(node)
         return value
 
-    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:  # a dispatch table
-        if isinstance(node, cst.Name):
-            return self._eval_name(node, env)
-        if isinstance(node, cst.Attribute):
-            return self._eval_attribute(node, env)
-        if isinstance(node, cst.Call):
-            return self._eval_call(node, env)
-        if isinstance(node, cst.Subscript):
-            self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
-            base = self.eval(node.value, env)
-            index_value: cst.BaseExpression | None = None
-            for element in node.slice:
-                if isinstance(element.slice, cst.Index):
-                    self.eval(element.slice.value, env)
-                    index_value = element.slice.value
-                elif isinstance(element.slice, cst.Slice):
-                    for part in (element.slice.lower, element.slice.upper, element.slice.step):
-                        if part is not None:
-                            self.eval(part, env)
-            if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
-                index = int(index_value.value, 0)
-                if -len(base.items) <= index < len(base.items):
-                    return base.items[index]
-            if base.has(Flag.MODULE):
-                return Value(Flag.MODULE | (base.flags & Flag.DEVICE))
-            return base.element()
-        if isinstance(node, cst.BinaryOperation):
-            left = self.eval(node.left, env)
-            right = self.eval(node.right, env)
-            result = left.tensor_part().merge(right.tensor_part())
-            if not result.flags and (left.has(Flag.NDARRAY) or right.has(Flag.NDARRAY)):
-                return Value(Flag.NDARRAY)
-            if not result.flags and isinstance(node.operator, cst.Add) and (
-                left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
-            ):
-                return left.merge(right)
-            return self._grad_mode_result(result)
-        if isinstance(node, cst.UnaryOperation):
-            operand = self.eval(node.expression, env)
-            if isinstance(node.operator, cst.Not):
-                return EMPTY
-            return operand.tensor_part()
-        if isinstance(node, cst.BooleanOperation):
-            left = self.eval(node.left, env)
-            boxed = self._non_tensor_isinstance(node.left) if isinstance(node.operator, cst.And) else None
-            if boxed is None:
-                return left.merge(self.eval(node.right, env))
-            saved = env.vars.get(boxed)  # `isinstance(x, Box) and x.data`: x is a Box on the right
-            self._refine_not_tensor(boxed, env)
-            right = self.eval(node.right, env)
-            if saved is None:
-                env.vars.pop(boxed, None)
-            else:
-                env.vars[boxed] = saved
-            return left.merge(right)
-        if isinstance(node, cst.Comparison):
-            values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
-            return sem.integer_result(merge_all([v.tensor_part() for v in values]))
-        if isinstance(node, cst.IfExp):
-            self.eval(node.test, env)
-            return self.eval(node.body, env).merge(self.eval(node.orelse, env))
-        if isinstance(node, cst.NamedExpr):
-            value = self.eval(node.value, env)
-            self.assign(node.target, value, env)
-            return value
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            return self._eval_sequence(node, env)
-        if isinstance(node, cst.Dict):
-            return self._eval_dict(node, env)
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-            return self._eval_comprehension(node, env)
-        if isinstance(node, cst.Lambda):
-            inner = Env(parent=env)
-            for param in _all_params(node.params):
-                if param.default is not None:
-                    self.eval(param.default, env)
-                inner.vars[param.name.value] = self._param_value(param)
-            self.eval(node.body, inner)
-            return EMPTY
-        if isinstance(node, cst.SimpleString):
-            try:
-                text = node.evaluated_value
-            except Exception:  # noqa: BLE001 - odd escapes: not a device string
-                return EMPTY
-            return sem.string_device(text) if isinstance(text, str) else EMPTY
-        if isinstance(node, cst.FormattedString):
-            for content in node.parts:
-                if isinstance(content, cst.FormattedStringExpression):
-                    self.eval(content.expression, env)
-            first_part = node.parts[0] if node.parts else None
-            if isinstance(first_part, cst.FormattedStringText):
-                return sem.string_device(first_part.value.split(":")[0])
-            return EMPTY
-        if isinstance(node, cst.Await):
-            return self.eval(node.expression, env)
-        if isinstance(node, cst.Yield):
-            if isinstance(node.value, cst.BaseExpression):
-                self.eval(node.value, env)
-            elif isinstance(node.value, cst.From):
-                self.eval(node.value.item, env)
-            return EMPTY
-        if isinstance(node, cst.StarredElement):
-            return self.eval(node.value, env)
+    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:
+        """Dispatch on the node's type (one dict lookup, not a chain of ABC isinstance checks)."""
+        method = _EVALUATORS.get(type(node))
+        if method is not None:
+            return method(self, node, env)
         for child in node.children:  # any other expression: evaluate its parts
             if isinstance(child, cst.BaseExpression):
                 self.eval(child, env)
         return EMPTY
+
+    def _eval_subscript(self, node: cst.Subscript, env: Env) -> Value:
+        self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
+        base = self.eval(node.value, env)
+        index_value: cst.BaseExpression | None = None
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.eval(element.slice.value, env)
+                index_value = element.slice.value
+            elif isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.eval(part, env)
+        if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
+            index = int(index_value.value, 0)
+            if -len(base.items) <= index < len(base.items):
+                return base.items[index]
+        if base.has(Flag.MODULE):
+            return Value(Flag.MODULE | (base.flags & Flag.DEVICE))
+        return base.element()
+
+    def _eval_binary_operation(self, node: cst.BinaryOperation, env: Env) -> Value:
+        left = self.eval(node.left, env)
+        right = self.eval(node.right, env)
+        result = left.tensor_part().merge(right.tensor_part())
+        if not result.flags and (left.has(Flag.NDARRAY) or right.has(Flag.NDARRAY)):
+            return Value(Flag.NDARRAY)
+        if not result.flags and isinstance(node.operator, cst.Add) and (
+            left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
+        ):
+            return left.merge(right)
+        return self._grad_mode_result(result)
+
+    def _eval_unary_operation(self, node: cst.UnaryOperation, env: Env) -> Value:
+        operand = self.eval(node.expression, env)
+        if isinstance(node.operator, cst.Not):
+            return EMPTY
+        return operand.tensor_part()
+
+    def _eval_boolean_operation(self, node: cst.BooleanOperation, env: Env) -> Value:
+        left = self.eval(node.left, env)
+        boxed = self._non_tensor_isinstance(node.left) if isinstance(node.operator, cst.And) else None
+        if boxed is None:
+            return left.merge(self.eval(node.right, env))
+        saved = env.vars.get(boxed)  # `isinstance(x, Box) and x.data`: x is a Box on the right
+        self._refine_not_tensor(boxed, env)
+        right = self.eval(node.right, env)
+        if saved is None:
+            env.vars.pop(boxed, None)
+        else:
+            env.vars[boxed] = saved
+        return left.merge(right)
+
+    def _eval_comparison(self, node: cst.Comparison, env: Env) -> Value:
+        values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
+        return sem.integer_result(merge_all([v.tensor_part() for v in values]))
+
+    def _eval_if_expression(self, node: cst.IfExp, env: Env) -> Value:
+        self.eval(node.test, env)
+        return self.eval(node.body, env).merge(self.eval(node.orelse, env))
+
+    def _eval_named_expression(self, node: cst.NamedExpr, env: Env) -> Value:
+        value = self.eval(node.value, env)
+        self.assign(node.target, value, env)
+        return value
+
+    def _eval_lambda(self, node: cst.Lambda, env: Env) -> Value:
+        inner = Env(parent=env)
+        for param in _all_params(node.params):
+            if param.default is not None:
+                self.eval(param.default, env)
+            inner.vars[param.name.value] = self._param_value(param)
+        self.eval(node.body, inner)
+        return EMPTY
+
+    def _eval_string(self, node: cst.SimpleString, env: Env) -> Value:
+        try:
+            text = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd escapes: not a device string
+            return EMPTY
+        return sem.string_device(text) if isinstance(text, str) else EMPTY
+
+    def _eval_formatted_string(self, node: cst.FormattedString, env: Env) -> Value:
+        for content in node.parts:
+            if isinstance(content, cst.FormattedStringExpression):
+                self.eval(content.expression, env)
+        first_part = node.parts[0] if node.parts else None
+        if isinstance(first_part, cst.FormattedStringText):
+            return sem.string_device(first_part.value.split(":")[0])
+        return EMPTY
+
+    def _eval_await(self, node: cst.Await, env: Env) -> Value:
+        return self.eval(node.expression, env)
+
+    def _eval_yield(self, node: cst.Yield, env: Env) -> Value:
+        if isinstance(node.value, cst.BaseExpression):
+            self.eval(node.value, env)
+        elif isinstance(node.value, cst.From):
+            self.eval(node.value.item, env)
+        return EMPTY
+
+    def _eval_starred(self, node: cst.StarredElement, env: Env) -> Value:
+        return self.eval(node.value, env)
 
     def _eval_sequence(self, node: cst.List | cst.Tuple | cst.Set, env: Env) -> Value:
         items: list[Value] = []
@@ -1101,6 +1107,40 @@ class Interpreter:
 
 
 MODULE_NON_OUTPUT = sem.MODULE_NON_OUTPUT_METHODS
+
+
+# The evaluator of each kind of expression node (libcst's node classes are final, so the exact
+# type is the key). Kinds not listed have their sub-expressions evaluated and give no evidence.
+_EVALUATORS: dict[type[cst.CSTNode], Callable[[Interpreter, Any, Env], Value]] = {
+    cst.Name: Interpreter._eval_name,
+    cst.Attribute: Interpreter._eval_attribute,
+    cst.Call: Interpreter._eval_call,
+    cst.Subscript: Interpreter._eval_subscript,
+    cst.BinaryOperation: Interpreter._eval_binary_operation,
+    cst.UnaryOperation: Interpreter._eval_unary_operation,
+    cst.BooleanOperation: Interpreter._eval_boolean_operation,
+    cst.Comparison: Interpreter._eval_comparison,
+    cst.IfExp: Interpreter._eval_if_expression,
+    cst.NamedExpr: Interpreter._eval_named_expression,
+    cst.List: Interpreter._eval_sequence,
+    cst.Tuple: Interpreter._eval_sequence,
+    cst.Set: Interpreter._eval_sequence,
+    cst.Dict: Interpreter._eval_dict,
+    cst.ListComp: Interpreter._eval_comprehension,
+    cst.SetComp: Interpreter._eval_comprehension,
+    cst.GeneratorExp: Interpreter._eval_comprehension,
+    cst.DictComp: Interpreter._eval_comprehension,
+    cst.Lambda: Interpreter._eval_lambda,
+    cst.SimpleString: Interpreter._eval_string,
+    cst.FormattedString: Interpreter._eval_formatted_string,
+    cst.Await: Interpreter._eval_await,
+    cst.Yield: Interpreter._eval_yield,
+    cst.StarredElement: Interpreter._eval_starred,
+    cst.Integer: lambda interpreter, node, env: EMPTY,
+    cst.Float: lambda interpreter, node, env: EMPTY,
+    cst.Imaginary: lambda interpreter, node, env: EMPTY,
+    cst.Ellipsis: lambda interpreter, node, env: EMPTY,
+}
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
