@@ -90,13 +90,13 @@ class DetachPlugin:
         try:
             if not worth_analysing(source, self.settings, self.tree):
                 return
-            from .engine import AnalysisError, analyze_module, parse
+            from .engine import AnalysisError, report_lines
         except Exception as error:  # noqa: BLE001 - a broken install must not break flake8
             LOG.warning("flake8-detach: cannot load the engine: %r", error)
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
             return
         try:
-            diagnostics = analyze_module(parse(source, self.tree), self.settings, source, self.tree).diagnostics
+            found = report_lines(source, self.settings, self.tree)
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return
@@ -104,5 +104,5 @@ class DetachPlugin:
             LOG.warning("flake8-detach: internal error, file skipped: %r", error)
             yield 1, 0, f"DET000 flake8-detach skipped this file after an internal error: {error!r}", type(self)
             return
-        for diagnostic in diagnostics:
-            yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)
+        for line, column, message in found:
+            yield line, column, message, type(self)

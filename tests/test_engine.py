@@ -223,3 +223,19 @@ def _reference_depth(node: ast.AST) -> int:
 def test_nesting_depth_counts_as_the_tree_goes_leaves_included(source: str) -> None:
     tree = ast.parse(source)
     assert nesting_depth(tree) == _reference_depth(tree)
+
+
+def test_report_lines_gives_flake8_plain_values_and_leaves_no_cyclic_garbage() -> None:
+    import gc
+
+    from flake8_detach.engine import report_lines
+
+    source = (
+        "import torch\n\ndef helper(t):\n    return t.numpy()\n\nclass Box:\n    def run(self):\n"
+        "        w = torch.ones(2, requires_grad=True)\n        return helper(w), w.data.numpy()\n"
+    )
+    expected = [(d.line, d.column, d.message) for d in check_source(source, tree=ast.parse(source))]
+    assert expected
+    gc.collect()
+    assert report_lines(source, tree=ast.parse(source)) == expected
+    assert gc.collect() == 0  # the analysis's reference cycles were collected before returning
