@@ -13,8 +13,10 @@ size's time per line to the 1x time per line: linear growth keeps the ratios nea
 With ``--largest CORPUS`` it also reports peak memory on the corpus's largest ``.py`` file (timm's
 is ``timm/models/vision_transformer.py``): each measurement runs in a fresh process, which reads
 the file, notes its resident size, then either ``ast.parse``s it (what flake8 pays anyway) or runs
-the plugin's ``analyze`` on that tree; the peak resident size (``ru_maxrss``) minus the size before
-is what the work added, printed side by side with tracemalloc's peak of Python allocations.
+the plugin's ``analyze`` on that tree; the peak resident size minus the size before is what the
+work added, printed side by side with tracemalloc's peak of Python allocations. On Linux the peak
+(``VmHWM``) is reset first through ``/proc/self/clear_refs``: otherwise the imports' own peak hides
+the work's (``ru_maxrss`` then read +0.0 MiB); elsewhere ``ru_maxrss`` is the fallback.
 """
 
 from __future__ import annotations
@@ -62,12 +64,23 @@ def best_time(action: Callable[[], object], rounds: int) -> float:
     return min(times)
 
 
-# Run in a fresh process: ru_maxrss is a high-water mark, so each measurement needs its own.
+# Run in a fresh process: the peak is a high-water mark, so each measurement needs its own.
 MEMORY_PROBE = """
-import ast, json, resource, sys, tracemalloc
+import ast, json, re, resource, sys, tracemalloc
 from flake8_detach.engine import analyze
+
+def resident_kib(key):
+    with open("/proc/self/status") as status:
+        return int(re.search(key + r":\\s+(\\d+)", status.read()).group(1))
+
 source = open(sys.argv[1], encoding="utf-8").read()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:  # Linux: reset the high-water mark, so that the imports' own peak does not hide the work's
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    before, peak = resident_kib("VmRSS"), lambda: resident_kib("VmHWM")
+except OSError:
+    before, peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, (
+        lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 tracemalloc.start()
 tree = ast.parse(source)
 if sys.argv[2] == "analyze":
@@ -76,8 +89,7 @@ else:
     diagnostics = 0
 peak_python = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"rss_kib": after - before, "python_peak": peak_python, "diagnostics": diagnostics}))
+print(json.dumps({"rss_kib": peak() - before, "python_peak": peak_python, "diagnostics": diagnostics}))
 """
 
 
