@@ -159,3 +159,11 @@ TENSOR_ONLY_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
     """detach detach_ numpy clone contiguous view view_as reshape t transpose permute squeeze
     unsqueeze flatten sum mean norm abs exp log sigmoid tanh""".split()
 )
+
+# In-place methods of ndarrays (tensors spell theirs with a trailing underscore).
+NDARRAY_IN_PLACE = frozenset({"fill", "sort", "put", "partition", "resize", "itemset", "setfield"})
+
+
+def writes_in_place(method: str) -> bool:
+    """`t.add_(1)`, `a.fill(0)`: the method writes into its receiver."""
+    return method in NDARRAY_IN_PLACE or (method.endswith("_") and not method.startswith("_"))

@@ -31,6 +31,8 @@ class Flag(enum.IntFlag):
 
 # Flags that a tensor operation carries from its operands to its result.
 TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
+# Flags that say a value may require grad (known, or through a parameter of unknown origin).
+GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 
 
 @dataclass(frozen=True)

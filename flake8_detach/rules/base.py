@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..analysis.values import Value
 from ..diagnostics import Finding, Fix
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..diagnostics import Finding
 from ..fixes import insert_detach
 from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call
 from .base import Invalid, Rule
