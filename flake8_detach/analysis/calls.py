@@ -90,11 +90,17 @@ class CallEvaluator:
                     name: str | None) -> Value:
         if callee.has(Flag.MODULE_CLASS):
             return Value(Flag.MODULE)
+        if callee.has(Flag.PLAIN_CLASS):
+            return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE):
-            device = callee.flags & Flag.DEVICE
-            for value in positional + list(keywords.values()):
-                device |= value.flags & Flag.DEVICE
-            return Value(Flag.TENSOR | Flag.GRAD | device, origin=f"output of {name or 'a module'}")
+            output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
+            return output.with_device_of(callee, *positional, *keywords.values())
+        if callee.has(Flag.MODULE_HINT):  # `model.train()` ... `model(x)`: a module after all
+            output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
+            return output.with_device_of(callee, *positional, *keywords.values())
+        if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
+            # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
+            return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
         return EMPTY
 
     def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env) -> Value | None:
@@ -128,6 +134,8 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
         if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
             return Value(Flag.AXES)
+        if qualified in sem.DATA_LOADERS:
+            return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR, origin="batch"))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
         if qualified.startswith(sem.MODEL_FACTORIES):
@@ -145,7 +153,7 @@ class CallEvaluator:
             data = positional[0] if positional else EMPTY
             requires = keywords.get("requires_grad")
             grad = Flag.NONE if keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
-            return Value(Flag.TENSOR | grad | (data.flags & Flag.DEVICE), origin="nn.Parameter")
+            return Value(Flag.TENSOR | grad, origin="nn.Parameter").with_device_of(data)
         if sem.is_nn_module_class(qualified):
             return Value(Flag.MODULE | self._device_keyword(keywords, EMPTY).flags)
         if last[:1].isupper() and last not in sem.FACTORIES:
@@ -155,7 +163,7 @@ class CallEvaluator:
         if last in sem.FACTORIES:
             base = EMPTY
             if last.endswith("_like") and positional:
-                base = Value(positional[0].flags & Flag.DEVICE)
+                base = positional[0].device_part()
             if last in ("as_tensor", "asarray", "Variable") and positional:
                 base = positional[0].tensor_part()
             value = Value(Flag.TENSOR | base.flags, origin=base.origin)
@@ -163,6 +171,8 @@ class CallEvaluator:
                 value = value.with_flags(add=Flag.GRAD)
                 value = Value(value.flags, origin=f"torch.{last}(..., requires_grad=True)")
             return self._device_keyword(keywords, value)
+        if qualified in sem.GPU_AVAILABILITY:
+            return Value(Flag.DEVICE_FLAG)
         if qualified.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.")) or last.startswith("is_"):
             return EMPTY
         operands = []
@@ -187,6 +197,8 @@ class CallEvaluator:
     def _call_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value], env: Env) -> Value:
         receiver_name = syntax_receiver_name(node)
+        if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
+            receiver = self._duck_typed(receiver, method, receiver_name, env)
         if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
         if receiver.has(Flag.MODULE):
@@ -212,7 +224,7 @@ class CallEvaluator:
         if method == "cpu":
             return receiver.with_flags(remove=Flag.DEVICE)
         if method in ("cuda", "xpu", "mps"):
-            return receiver.with_flags(add=Flag.DEVICE)
+            return receiver.moved_to_device()
         if method == "to":
             result = receiver
             for target in positional[:1] + [keywords.get("device", EMPTY)]:
@@ -239,13 +251,30 @@ class CallEvaluator:
                 result = result.merge(value.tensor_part())
         return result
 
+    @staticmethod
+    def _duck_typed(receiver: Value, method: str, receiver_name: str | None, env: Env) -> Value:
+        """A parameter of unknown origin used as an nn.Module is one from here on.
+
+        `.parameters()`, `.eval()`, `.named_parameters()` and the like are a module's alone; `.train()`,
+        `.zero_grad()`, `.state_dict()` are shared with trainers and optimizers, so they only hint:
+        the value becomes a module's output when it is also called (`model(x)`).
+        """
+        if method in sem.MODULE_ONLY_METHODS:
+            found = Value(Flag.MODULE, origin=receiver.origin).with_device_of(receiver)
+        elif method in sem.MODULE_LIKE_METHODS:
+            found = receiver.with_flags(add=Flag.MODULE_HINT)
+        else:
+            return receiver
+        if receiver_name is not None and env.lookup(receiver_name) is not None:
+            env.vars[receiver_name] = found
+        return found
+
     def _module_method(self, receiver: Value, method: str, positional: list[Value],
                        keywords: dict[str, Value], receiver_name: str | None, env: Env) -> Value:
-        device = receiver.flags & Flag.DEVICE
         if method in sem.MODULE_SELF_METHODS:
             moved = receiver
             if method == "cuda":
-                moved = receiver.with_flags(add=Flag.DEVICE)
+                moved = receiver.moved_to_device()
             elif method == "cpu":
                 moved = receiver.with_flags(remove=Flag.DEVICE)
             elif method == "to":
@@ -255,12 +284,25 @@ class CallEvaluator:
                 env.vars[receiver_name] = moved  # modules move in place
             return moved
         if method in ("parameters",):
-            return Value(Flag.PARAMS | device)
+            return Value(Flag.PARAMS).with_device_of(receiver)
         if method == "named_parameters":
-            param = Value(Flag.TENSOR | Flag.GRAD | device, origin="parameter")
+            param = Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(receiver)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, param)))
         if method in ("children", "modules"):
-            return Value(Flag.CONTAINER, elem=Value(Flag.MODULE | device))
+            return Value(Flag.CONTAINER, elem=Value(Flag.MODULE).with_device_of(receiver))
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bool:
+    """A parameter of unknown origin, or a name bound to something the file knows nothing of
+    (`model = create_model(...)` from an imported factory)."""
+    if receiver.has(Flag.UNKNOWN_ARG):
+        return not receiver.is_tensor_like and not receiver.has(Flag.MODULE | Flag.NOT_TENSOR)
+    return receiver.flags == Flag.NONE and receiver_name is not None and env.lookup(receiver_name) is not None
+
+
+def _module_call_signature(method: str, node: cst.Call) -> bool:
+    """`model.eval()` takes no argument (`df.eval("a + b")` is pandas); the others are as written."""
+    return not (method == "eval" and node.args)

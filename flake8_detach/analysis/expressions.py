@@ -8,18 +8,27 @@ over every time the walk meets it), with whether grad mode was off there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from . import semantics as sem
-from .guards import non_tensor_isinstance
-from .scopes import Env
+from .guards import device_flag_assumptions, device_test, non_tensor_isinstance, requires_grad_test
+from .scopes import Env, FunctionInfo
 from .syntax import all_params
 from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
+
+
+def _equality(operator: cst.BaseCompOp) -> bool | None:
+    if isinstance(operator, (cst.Equal, cst.Is)):
+        return True
+    if isinstance(operator, (cst.NotEqual, cst.IsNot)):
+        return False
+    return None
 
 
 def _no_evidence(node: cst.BaseExpression, env: Env) -> Value:
@@ -101,7 +110,7 @@ class ExpressionEvaluator:
             if -len(base.items) <= index < len(base.items):
                 return base.items[index]
         if base.has(Flag.MODULE):
-            return Value(Flag.MODULE | (base.flags & Flag.DEVICE))
+            return Value(Flag.MODULE).with_device_of(base)
         return base.element()
 
     def _eval_binary_operation(self, node: cst.BinaryOperation, env: Env) -> Value:
@@ -138,11 +147,42 @@ class ExpressionEvaluator:
 
     def _eval_comparison(self, node: cst.Comparison, env: Env) -> Value:
         values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
+        if len(values) == 2 and sem.uses_gpu_comparison(_equality(node.comparisons[0].operator), *values):
+            return Value(Flag.DEVICE_FLAG)  # `DEVICE != "cpu"`, `device.type == "cuda"`
         return sem.integer_result(merge_all([v.tensor_part() for v in values]))
 
     def _eval_if_expression(self, node: cst.IfExp, env: Env) -> Value:
+        interp = self.interp
         self.eval(node.test, env)
-        return self.eval(node.body, env).merge(self.eval(node.orelse, env))
+        body_flags, orelse_flags = device_flag_assumptions(node.test, interp.device_flag)
+        body = interp.assuming(body_flags, partial(self._eval_guarded, node.body, env, node.test, True))
+        orelse = interp.assuming(orelse_flags, partial(self._eval_guarded, node.orelse, env, node.test, False))
+        assert body is not None and orelse is not None
+        return body.merge(orelse)
+
+    def _eval_guarded(self, node: cst.BaseExpression, env: Env, test: cst.BaseExpression, in_body: bool) -> Value:
+        """One branch of `a if test else b`, with what the test says about a name there.
+
+        `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in `b`;
+        `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU in `b`.
+        """
+        refined: list[tuple[str, Value | None]] = []
+        grad_name, grad_in_body = requires_grad_test(test)
+        if grad_name is not None and grad_in_body == in_body:
+            refined.append((grad_name, env.vars.get(grad_name)))
+            self.interp.statements.refine_no_grad(grad_name, env)
+        cpu_name, cpu_in_body = device_test(test)
+        if cpu_name is not None and cpu_in_body == in_body:
+            refined.append((cpu_name, env.vars.get(cpu_name)))
+            self.interp.statements.refine_on_cpu(cpu_name, env)
+        try:
+            return self.eval(node, env)
+        finally:
+            for name, saved in reversed(refined):
+                if saved is None:
+                    env.vars.pop(name, None)
+                else:
+                    env.vars[name] = saved
 
     def _eval_named_expression(self, node: cst.NamedExpr, env: Env) -> Value:
         value = self.eval(node.value, env)
@@ -230,6 +270,10 @@ class ExpressionEvaluator:
         self.interp.aliases.note_read(node.value, env)
         found = env.lookup(node.value)
         if found is not None and (found.flags or not sem.is_device_name(node.value)):
+            if found.flags & Flag.FUNCTION and isinstance(found.callee, FunctionInfo):
+                found.callee.references += 1  # a call counts one call too; anything else escapes
+            if found.device_if is not None and self.interp.assumed.get(found.device_if) is False:
+                return found.unless(found.device_if)  # moved under `if use_gpu:`; use_gpu is false here
             return found
         if node.value in self.imports.aliases:
             return EMPTY
@@ -260,9 +304,9 @@ class ExpressionEvaluator:
             if attr == "data" and (not base.is_tensor_like or base.has(Flag.NOT_TENSOR)):
                 return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
             if attr == "data":
-                return Value(Flag.TENSOR | (base.flags & Flag.DEVICE), origin=base.origin)
+                return Value(Flag.TENSOR, origin=base.origin).with_device_of(base)
             if attr == "grad":
-                return Value(Flag.TENSOR | (base.flags & Flag.DEVICE))
+                return Value(Flag.TENSOR).with_device_of(base)
             if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
                 return base.tensor_part()
             if attr == "device":
@@ -272,8 +316,8 @@ class ExpressionEvaluator:
         if base.has(Flag.MODULE):
             if attr in ("training", "device", "dtype"):
                 return EMPTY
-            device = base.flags & Flag.DEVICE
-            return Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD | device, origin=f"parameter '{attr}'")
+            parameter = Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD, origin=f"parameter '{attr}'")
+            return parameter.with_device_of(base)
         if base.has(TENSOR_FLOW):
             return EMPTY  # a bound method or an attribute we know nothing of
         if sem.is_device_name(attr):

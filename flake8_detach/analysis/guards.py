@@ -7,6 +7,7 @@ The walk asks these questions; the answers come from syntax and the file's impor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -77,3 +78,80 @@ def then(first: Callable[[], object], second: Callable[[], object]) -> Callable[
         first()
         second()
     return both
+
+
+# `use_gpu`, `train_on_gpu`, `args.cuda`, `cuda_available`: names that by convention say whether a
+# GPU is used. A name bound in the file to `torch.cuda.is_available()` (or `DEVICE != "cpu"`) is a
+# device flag by its value, whatever it is called.
+_FLAG_NAME = re.compile(
+    r"^(?:(?:use|on|train_on|run_on|with|enable|has|is)_)?(?:cuda|gpu|mps)(?:_available|_enabled)?$",
+    re.IGNORECASE,
+)
+Assumptions = tuple[tuple[str, bool], ...]
+
+
+def is_flag_name(name: str) -> bool:
+    return bool(_FLAG_NAME.match(name.rsplit(".", 1)[-1]))
+
+
+def device_flag_assumptions(test: cst.BaseExpression, is_flag: Callable[[cst.BaseExpression], str | None],
+                            ) -> tuple[Assumptions, Assumptions]:
+    """What a test says about device flags: (true in the body, true in the other branch).
+
+    `if use_gpu:` -> ((("use_gpu", True),), (("use_gpu", False),)); `not` swaps; `and` informs
+    only the body, `or` only the other branch. `is_flag` names the flag a test reads, if any.
+    """
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        body, orelse = device_flag_assumptions(test.expression, is_flag)
+        return orelse, body
+    if isinstance(test, cst.BooleanOperation):
+        left_body, left_else = device_flag_assumptions(test.left, is_flag)
+        right_body, right_else = device_flag_assumptions(test.right, is_flag)
+        if isinstance(test.operator, cst.And):
+            return left_body + right_body, ()
+        return (), left_else + right_else
+    key = is_flag(test)
+    if key is None:
+        return (), ()
+    return ((key, True),), ((key, False),)
+
+
+def device_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """`if t.is_cuda:` -> ("t", False): t is on the CPU in the other branch.
+
+    Also `t.device.type == "cpu"` (("t", True): on the CPU in the body) and `!= "cpu"`,
+    `== "cuda"`; `not` swaps. Returns (None, False) for any other test.
+    """
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        name, in_body = device_test(test.expression)
+        return name, not in_body if name is not None else False
+    if isinstance(test, cst.BooleanOperation):  # `t.is_cuda or t.device.type != "cpu"`: both say "GPU"
+        first, second = device_test(test.left), device_test(test.right)
+        on_cpu_in_body = isinstance(test.operator, cst.And)
+        if first[0] is not None and first == second and first[1] == on_cpu_in_body:
+            return first
+        return None, False
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and isinstance(test.value, cst.Name):
+        return test.value.value, False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        left, target = test.left, test.comparisons[0]
+        device = _tensor_device_type(left)
+        if device is None or not isinstance(target.comparator, cst.SimpleString):
+            return None, False
+        text = target.comparator.evaluated_value
+        equal = isinstance(target.operator, cst.Equal)
+        if not equal and not isinstance(target.operator, cst.NotEqual):
+            return None, False
+        if text == "cpu":
+            return device, equal
+        if text in ("cuda", "mps", "xpu"):
+            return device, not equal
+    return None, False
+
+
+def _tensor_device_type(node: cst.BaseExpression) -> str | None:
+    """`t.device.type` -> "t"."""
+    if (isinstance(node, cst.Attribute) and node.attr.value == "type" and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "device" and isinstance(node.value.value, cst.Name)):
+        return node.value.value.value
+    return None

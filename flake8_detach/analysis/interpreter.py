@@ -21,7 +21,7 @@ call sites pass (joined), or with parameters of unknown origin when nothing in t
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -30,11 +30,11 @@ from .aliases import AliasTracker
 from .calls import CallEvaluator
 from .expressions import ExpressionEvaluator
 from .facts import Facts
-from .guards import grad_mode_of
+from .guards import Assumptions, grad_mode_of, is_flag_name
 from .imports import ImportTable
 from .scopes import ClassInfo, Env, FunctionInfo
-from .statements import StatementExecutor
-from .syntax import is_classmethod, is_none, is_static
+from .statements import StatementExecutor, seen_under
+from .syntax import dotted, is_classmethod, is_none, is_static
 from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by
 
 MAX_RUNS_PER_FUNCTION = 3
@@ -54,9 +54,12 @@ class Interpreter:
         self.grad_enabled = True
         self.pending: deque[FunctionInfo] = deque()
         self.classes: list[ClassInfo] = []
+        self.functions: list[FunctionInfo] = []
         self.current_function: FunctionInfo | None = None
         self.depth = 0
         self.top = -1  # index of the module statement being interpreted
+        # Device flags whose value the walk knows here (`if use_gpu:` ... `else:` use_gpu is False).
+        self.assumed: dict[str, bool] = {}
         # The parts of the walk; each reaches the others through this object.
         self.aliases = AliasTracker(self)
         self.calls = CallEvaluator(self)
@@ -83,11 +86,35 @@ class Interpreter:
                         info.state = "stale"
                         self.pending.append(info)
         self._drain()
+        self._let_out_escaped()
         return self.facts
 
+    def _let_out_escaped(self) -> None:
+        """Functions read other than by calls (callbacks, `map(f, xs)`): analysed for unknown callers."""
+        changed = True
+        while changed:
+            changed = False
+            for info in self.functions:
+                if info.cls is None and not info.escaped and info.calls and info.references > info.calls:
+                    info.escaped = changed = True
+                    if info.runs < MAX_RUNS_PER_FUNCTION:
+                        info.state = "stale"
+                        self.pending.append(info)
+            self._drain()
+
     def _drain(self) -> None:
-        while self.pending:
+        postponed: list[FunctionInfo] = []
+        while self.pending or postponed:
+            if not self.pending:
+                # Nothing called these yet. The last defined first: Python code defines helpers
+                # before their users, so a user analysed first calls its helpers with real values;
+                # what is still uncalled after that is analysed for unknown callers.
+                self.pending.append(postponed.pop())
             info = self.pending.popleft()
+            if info.state == "new" and info.cls is None and not info.calls and not info.postponed:
+                info.postponed = True  # a function analysed later may call it: wait for that call
+                postponed.append(info)
+                continue
             if info.state in ("new", "stale") or (
                 info.state == "done" and info.arg_values != info.analysed_with
                 and info.runs < MAX_RUNS_PER_FUNCTION
@@ -108,26 +135,34 @@ class Interpreter:
             bound_to_instance = not is_classmethod(node)
             env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and bound_to_instance else Flag.NONE)
         env.self_name = self_name
+        judged = info.judged_by_callers
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
-            env.vars[name] = self.param_value(param).merge(info.arg_values.get(name, EMPTY))
+            declared = self.param_value(param)
+            if judged:  # every call is in the file: the parameter holds what they pass
+                declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
+            env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
-        saved = (self.grad_enabled, self.current_function, self.top)
+        saved = (self.grad_enabled, self.current_function, self.top, self.assumed)
         self.grad_enabled = info.grad_enabled
         self.current_function = info
         self.top = info.top
+        self.assumed = {}  # one analysis serves every call site, whatever flags hold there
         try:
             self.exec_block(node.body, env)
         finally:
-            self.grad_enabled, self.current_function, self.top = saved
+            self.grad_enabled, self.current_function, self.top, self.assumed = saved
             info.state = "done"
 
     def call_function(self, info: FunctionInfo, call: cst.Call, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:
         """Bind the call's arguments into the callee and return what it returns."""
         names, keyword_names = info.parameter_names()
+        info.calls += 1
+        if any(arg.star for arg in call.args):
+            info.escaped = True  # `f(*args)`: which parameter gets what is not in the file
         changed = False
         bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]
         for name, value in bound:
@@ -183,6 +218,27 @@ class Interpreter:
     def grad_mode_of(self, expr: cst.BaseExpression) -> bool | None:
         """False if the context/decorator turns grad off, True if it turns it on."""
         return grad_mode_of(expr, self.imports, self.extra_no_grad)
+
+    def device_flag(self, test: cst.BaseExpression) -> str | None:
+        """The device flag a test reads (`use_gpu`, `args.cuda`), or None; the test is evaluated."""
+        key = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        if key is None:
+            return None
+        if self.facts.value_of(test).has(Flag.DEVICE_FLAG) or is_flag_name(key):
+            return key
+        return None
+
+    def assuming(self, assumptions: Assumptions, branch: Callable[[], Value | None]) -> Value | None:
+        """Run `branch` knowing these device flags' values; what it returns is seen accordingly."""
+        if not assumptions:
+            return branch()
+        saved = self.assumed
+        self.assumed = {**saved, **dict(assumptions)}
+        try:
+            result = branch()
+        finally:
+            self.assumed = saved
+        return None if result is None else seen_under(result, assumptions)
 
     def locate(self, *nodes: cst.CSTNode) -> None:
         """Remember the module statement of nodes a rule may report (see Facts.top_statements)."""

@@ -38,6 +38,19 @@ class FunctionInfo:
     analysed_with: dict[str, Value] | None = None
     runs: int = 0
     top: int = -1  # the module statement holding the definition (see Facts.top_statements)
+    calls: int = 0  # calls of it that the walk met
+    references: int = 0  # reads of its name, calls included: more than calls means it escapes
+    # Called from code the file does not show (passed as a callback, decorated, called with
+    # `*args`): its parameters are of unknown origin whatever the file's own calls pass.
+    escaped: bool = False
+    postponed: bool = False  # waited once for a caller before being analysed without one
+    # (parameter, kind): it returns a view of that parameter's storage (`torch.from_numpy(a)`).
+    returned_alias: tuple[str, str] | None = None
+
+    @property
+    def judged_by_callers(self) -> bool:
+        """A plain function the file calls and never lets out: its parameters are what calls pass."""
+        return self.cls is None and self.calls > 0 and not self.escaped
 
     def parameter_names(self) -> tuple[list[str], set[str]]:
         """Positional parameter names (without `self` for methods) and all keyword-able names."""

@@ -14,13 +14,27 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from . import semantics as sem
-from .guards import non_tensor_isinstance, requires_grad_test, then
+from .guards import (
+    Assumptions,
+    device_flag_assumptions,
+    device_test,
+    non_tensor_isinstance,
+    requires_grad_test,
+    then,
+)
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params
 from .values import EMPTY, GRAD_FLAGS, Flag, Value
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
+
+
+def seen_under(value: Value, assumptions: Assumptions) -> Value:
+    """A value as the rest of the code sees it after a branch where these flags held."""
+    for key, truth in assumptions:
+        value = value.guarded_by(key) if truth else value.unless(key)
+    return value
 
 
 class StatementExecutor:
@@ -75,7 +89,22 @@ class StatementExecutor:
         boxed = non_tensor_isinstance(node.test, self.imports)
         if boxed is not None:  # `if isinstance(x, TensorBox):` x is no tensor in the body
             body = then(partial(self.refine_not_tensor, boxed, env), body)
+        on_cpu_name, in_body = device_test(node.test)
+        if on_cpu_name is not None:  # `if t.is_cuda:` ... `else:` t is on the CPU
+            refine = partial(self.refine_on_cpu, on_cpu_name, env)
+            body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
+        body_flags, orelse_flags = device_flag_assumptions(node.test, self.interp.device_flag)
+        if body_flags or orelse_flags:  # `if use_gpu:`: follow the flag's value into each branch
+            body = partial(self._assuming, body_flags, body, env)
+            orelse = partial(self._assuming, orelse_flags, orelse, env)
         self.alternatives(env, [body, orelse])
+
+    def _assuming(self, assumptions: Assumptions, branch: Callable[[], object], env: Env) -> None:
+        """Run a branch where device flags are known; its names leave it marked accordingly."""
+        def run() -> None:
+            branch()
+            env.vars = {name: seen_under(value, assumptions) for name, value in env.vars.items()}
+        self.interp.assuming(assumptions, run)
 
     def _exec_orelse(self, orelse: cst.If | cst.Else | None, env: Env) -> None:
         if isinstance(orelse, cst.If):  # elif
@@ -145,17 +174,21 @@ class StatementExecutor:
     def _define_function(self, node: cst.FunctionDef, env: Env) -> None:
         interp = self.interp
         grad_enabled = True
+        decorated = False  # by something other than a grad mode: whoever calls it is unknown
         for decorator in node.decorators:
             interp.eval(decorator.decorator, env)
             mode = interp.grad_mode_of(decorator.decorator)
             if mode is not None:
                 grad_enabled = mode
+            else:
+                decorated = True
         for param in all_params(node.params):
             if param.default is not None:
                 interp.eval(param.default, env)
         cls = env.cls if env.self_name is None and env.cls is not None else None
-        info = FunctionInfo(node, env, cls, grad_enabled, top=interp.top)
+        info = FunctionInfo(node, env, cls, grad_enabled, top=interp.top, escaped=decorated)
         env.vars[node.name.value] = Value(Flag.FUNCTION, callee=info)
+        interp.functions.append(info)
         if cls is not None:
             cls.methods[node.name.value] = info
         interp.pending.append(info)
@@ -171,7 +204,13 @@ class StatementExecutor:
         self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
-        env.vars[node.name.value] = Value(Flag.MODULE_CLASS if is_module else Flag.NONE)
+        if is_module:
+            kind = Flag.MODULE_CLASS
+        elif all(_is_object_base(base.value) for base in node.bases):
+            kind = Flag.PLAIN_CLASS  # `class Box:` / `class Box(object):`: its instances are no tensors
+        else:
+            kind = Flag.NONE  # a base the file cannot see into: it may be a module
+        env.vars[node.name.value] = Value(kind)
 
     def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
         small = line.body[0]
@@ -239,6 +278,7 @@ class StatementExecutor:
         summary = self.interp.current_function
         if summary is not None:
             summary.returns = summary.returns.merge(value)
+            self.interp.aliases.note_return(node.value, env)
 
     # -------------------------------------------------------------- bindings
     def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
@@ -292,6 +332,12 @@ class StatementExecutor:
         env.vars[name] = Value(Flag.NOT_TENSOR)
 
     @staticmethod
+    def refine_on_cpu(name: str, env: Env) -> None:
+        value = env.lookup(name)
+        if value is not None:
+            env.vars[name] = value.with_flags(remove=Flag.DEVICE)
+
+    @staticmethod
     def refine_no_grad(name: str, env: Env) -> None:
         value = env.lookup(name)
         if value is not None:
@@ -320,3 +366,7 @@ _SMALL: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] =
     cst.AugAssign: StatementExecutor._exec_aug_assign,
     cst.Return: StatementExecutor._exec_return,
 }
+
+
+def _is_object_base(base: cst.BaseExpression) -> bool:
+    return isinstance(base, cst.Name) and base.value == "object"
