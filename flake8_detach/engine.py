@@ -22,8 +22,9 @@ from typing import Any, TypeVar, cast
 import libcst as cst
 from libcst._nodes.base import CSTNode
 
+from .analysis.facts import Facts
 from .analysis.imports import ImportTable
-from .analysis.interpreter import Facts, Interpreter
+from .analysis.interpreter import Interpreter
 from .diagnostics import Diagnostic, Finding
 from .fixes import restyle
 from .positions import start_positions, statement_start_positions

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .analysis.facts import Facts
 from .analysis.imports import ImportTable
-from .analysis.interpreter import Facts
 from .diagnostics import Finding, Fix
 
 DEVICE_MOVE_METHODS = frozenset({"cpu", "cuda", "to"})

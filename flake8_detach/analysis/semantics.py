@@ -83,7 +83,9 @@ def string_device(text: str) -> Value:
 def device_move(target: Value, current: Value) -> Value:
     """The flags after ``current.to(target)`` (or a ``device=`` keyword)."""
     if target.has(Flag.DEVICE_SPEC) or target.has(Flag.DEVICE) and target.is_tensor_like:
-        return current.with_flags(add=Flag.DEVICE)
+        moved = current.moved_to_device()
+        # `.to(device)` under `if use_gpu:` with `device` itself flag-dependent keeps the flag.
+        return moved if target.device_if is None or not target.has(Flag.DEVICE) else moved.guarded_by(target.device_if)
     if target.has(Flag.CPU_SPEC):
         return current.with_flags(remove=Flag.DEVICE)
     return current
@@ -99,7 +101,9 @@ def is_nn_module_class(qualified: str) -> bool:
 
 def integer_result(value: Value) -> Value:
     """An integer/bool tensor derived from ``value``: same device, never requires grad."""
-    return Value((value.flags & (Flag.TENSOR | Flag.DEVICE)) | Flag.TENSOR if value.flags & TENSOR_FLOW else Flag.NONE)
+    if not value.flags & TENSOR_FLOW:
+        return EMPTY
+    return Value(Flag.TENSOR).with_device_of(value)
 
 
 def values_indices(value: Value) -> Value:
@@ -159,3 +163,43 @@ TENSOR_ONLY_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
     """detach detach_ numpy clone contiguous view view_as reshape t transpose permute squeeze
     unsqueeze flatten sum mean norm abs exp log sigmoid tanh""".split()
 )
+
+# In-place methods of ndarrays (tensors spell theirs with a trailing underscore).
+NDARRAY_IN_PLACE = frozenset({"fill", "sort", "put", "partition", "resize", "itemset", "setfield"})
+
+
+def writes_in_place(method: str) -> bool:
+    """`t.add_(1)`, `a.fill(0)`: the method writes into its receiver."""
+    return method in NDARRAY_IN_PLACE or (method.endswith("_") and not method.startswith("_"))
+
+
+# Calls whose result says whether a GPU is there: a name bound to one is a device flag.
+GPU_AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
+                              "torch.xpu.is_available", "torch.mps.is_available"})
+
+
+def uses_gpu_comparison(equal: bool | None, left: Value, right: Value) -> bool:
+    """`DEVICE != "cpu"` or `device == "cuda"`: a comparison that is true where a GPU is used.
+
+    `equal` is True for `==`/`is`, False for `!=`/`is not`, None for any other operator.
+    """
+    if equal is None:
+        return False
+    sides = left.flags | right.flags
+    if not sides & (Flag.DEVICE_SPEC | Flag.CPU_SPEC):
+        return False
+    names_cpu = bool(left.flags & Flag.CPU_SPEC and not left.flags & Flag.DEVICE_SPEC
+                     or right.flags & Flag.CPU_SPEC and not right.flags & Flag.DEVICE_SPEC)
+    return names_cpu != equal
+
+
+# Methods only an nn.Module has: a parameter of unknown origin given one of them is a module.
+MODULE_ONLY_METHODS = frozenset(
+    """eval parameters named_parameters modules named_modules children named_children buffers
+    named_buffers register_forward_hook register_forward_pre_hook register_full_backward_hook
+    get_submodule""".split()
+)
+# Methods a module shares with trainers and optimizers: evidence only together with a call.
+MODULE_LIKE_METHODS = frozenset({"train", "zero_grad", "state_dict", "load_state_dict"})
+# Iterating one of these yields batches: tensors that do not require grad (and live on the CPU).
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})

@@ -27,10 +27,15 @@ class Flag(enum.IntFlag):
     AXES = enum.auto()  # a matplotlib Axes (or an array of them): its plotting methods convert
     FUNCTION = enum.auto()  # a function defined in this module (`callee` says which)
     NOT_TENSOR = enum.auto()  # evidence against: annotated with a non-tensor type
+    DEVICE_FLAG = enum.auto()  # a bool that says whether a GPU is used (`torch.cuda.is_available()`)
+    PLAIN_CLASS = enum.auto()  # a class of this module with no base: its instances are NOT_TENSOR
+    MODULE_HINT = enum.auto()  # a parameter given `.train()`/`.zero_grad()`: a module if it is called
 
 
 # Flags that a tensor operation carries from its operands to its result.
 TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
+# Flags that say a value may require grad (known, or through a parameter of unknown origin).
+GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,9 @@ class Value:
     via: object | None = field(default=None, compare=False)
     # For FUNCTION values: the interpreter's record of the function.
     callee: object | None = field(default=None, compare=False)
+    # DEVICE holds only where this device flag (`use_gpu`, `args.cuda`) is true: the value was
+    # moved under `if use_gpu:`. Where the walk knows the flag is false, DEVICE is dropped.
+    device_if: str | None = None
 
     def has(self, flag: Flag) -> bool:
         return bool(self.flags & flag)
@@ -68,11 +76,44 @@ class Value:
         if flags == self.flags:
             return self
         keep = bool(flags & TENSOR_FLOW)
-        return Value(flags, self.items, self.elem, self.origin if keep else None, self.via if keep else None, self.callee)
+        return Value(flags, self.items, self.elem, self.origin if keep else None, self.via if keep else None,
+                     self.callee, self.device_if if flags & Flag.DEVICE else None)
 
     def tensor_part(self, origin: str | None = None) -> Value:
         """The flags a tensor operation on this value passes to its result."""
-        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin, via=self.via)
+        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin, via=self.via, device_if=self.device_if)
+
+    def moved_to_device(self) -> Value:
+        """After an unconditional move to a GPU: DEVICE, needing no flag."""
+        if self.flags & Flag.DEVICE and self.device_if is None:
+            return self
+        return Value(self.flags | Flag.DEVICE, self.items, self.elem, self.origin, self.via, self.callee)
+
+    def device_part(self) -> Value:
+        """Only where this value may live (DEVICE and its flag), to pass on to a result."""
+        if not self.flags & Flag.DEVICE:
+            return EMPTY
+        return Value(Flag.DEVICE, device_if=self.device_if)
+
+    def with_device_of(self, *sources: Value) -> Value:
+        """This value, living wherever any of `sources` may live."""
+        out = self
+        for source in sources:
+            if source.flags & Flag.DEVICE:
+                out = out.merge(source.device_part())
+        return out
+
+    def guarded_by(self, flag: str) -> Value:
+        """As seen after a branch that runs only where `flag` is true: its DEVICE needs the flag."""
+        if not self.flags & Flag.DEVICE or self.device_if is not None:
+            return self
+        return Value(self.flags, self.items, self.elem, self.origin, self.via, self.callee, flag)
+
+    def unless(self, flag: str) -> Value:
+        """As seen where `flag` is false: a DEVICE that needs the flag is gone."""
+        if self.device_if != flag or not self.flags & Flag.DEVICE:
+            return self
+        return self.with_flags(remove=Flag.DEVICE)
 
     def merge(self, other: Value) -> Value:
         if other is self or other == EMPTY and other.elem is None:
@@ -84,7 +125,7 @@ class Value:
             items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
         elem = _merge_optional(self.elem, other.elem)
         return Value(self.flags | other.flags, items, elem, self.origin or other.origin,
-                     self.via or other.via, self.callee or other.callee)
+                     self.via or other.via, self.callee or other.callee, _merge_device_if(self, other))
 
     def element(self) -> Value:
         """The value of one element when this value is iterated or indexed."""
@@ -93,7 +134,7 @@ class Value:
         if self.has(Flag.AXES):
             return Value(Flag.AXES)
         if self.has(Flag.PARAMS):
-            return Value(Flag.TENSOR | Flag.GRAD | (self.flags & Flag.DEVICE), origin="parameter")
+            return Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(self)
         if self.items:
             out = EMPTY
             for item in self.items:
@@ -110,7 +151,20 @@ def passed_by(value: Value, call: object) -> Value:
     elem = passed_by(value.elem, call) if value.elem is not None else None
     if not value.flags & (Flag.GRAD | Flag.DEVICE) and (elem is None or elem.via is None):
         return value
-    return Value(value.flags, value.items, elem, value.origin, call, value.callee)
+    return Value(value.flags, value.items, elem, value.origin, call, value.callee, value.device_if)
+
+
+def _merge_device_if(a: Value, b: Value) -> str | None:
+    """The flag a merged DEVICE needs: only one that both sides' DEVICE need (or the one side's)."""
+    a_device = a.flags & Flag.DEVICE
+    b_device = b.flags & Flag.DEVICE
+    if a_device and b_device:
+        return a.device_if if a.device_if == b.device_if else None
+    if a_device:
+        return a.device_if
+    if b_device:
+        return b.device_if
+    return None
 
 
 def _merge_optional(a: Value | None, b: Value | None) -> Value | None:

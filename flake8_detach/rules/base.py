@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..analysis.values import Value
 from ..diagnostics import Finding, Fix
 
@@ -47,6 +47,9 @@ class Rule:
     def finding(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None,
                 related: cst.CSTNode | None = None) -> Finding:
         return Finding(self.code, node, f"{self.code} {message or self.message}", fix, related)
+
+
+CALLER_DEPENDENT_NOTE = " (it depends on the caller: this raises if called with a tensor that requires grad while grad is on)"
 
 
 def call_site_note(value: Value) -> tuple[str, cst.CSTNode | None]:

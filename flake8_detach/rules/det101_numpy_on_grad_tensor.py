@@ -2,10 +2,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
+from ..analysis.values import Flag
 from ..diagnostics import Finding
 from ..fixes import insert_detach
-from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
+from .base import (
+    CALLER_DEPENDENT_NOTE,
+    Invalid,
+    Rule,
+    call_site_note,
+    method_name,
+    method_receiver,
+    passes_force,
+)
 
 
 class NumpyOnGradTensor(Rule):
@@ -15,7 +24,12 @@ class NumpyOnGradTensor(Rule):
     what_it_does = (
         "Flags `.numpy()` reached without `.detach()` on a value that may require grad: a model or "
         "loss output, a parameter, a `requires_grad=True` tensor, arithmetic on any of these, or a "
-        "helper's parameter of unknown origin."
+        "helper's parameter of unknown origin. A helper the file calls is judged by what its calls "
+        "pass (joined over the call sites, the message names the call); only one nothing in the "
+        "file calls, or that escapes (a callback, a decorated function, a `*args` call), is "
+        "caller-dependent, and the message says so. A name is a module when the file uses it as "
+        "one: `.eval()`, `.parameters()`, `.named_parameters()`, or `.train()` and a call; `t.numpy() "
+        "if not t.requires_grad else ...` guards are followed."
     )
     why_bad = (
         "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
@@ -55,4 +69,6 @@ class NumpyOnGradTensor(Rule):
             value = facts.value_of(method_receiver(call))
             if value.may_require_grad:
                 note, related = call_site_note(value)
+                if not note and not value.has(Flag.GRAD):  # only a parameter nothing in the file passes
+                    note = CALLER_DEPENDENT_NOTE
                 yield self.finding(method_name(call), self.message + note, insert_detach(call), related)

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding, Fix
 from ..fixes import (

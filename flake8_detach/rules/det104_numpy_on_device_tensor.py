@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..diagnostics import Finding
 from ..fixes import insert_cpu
 from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
@@ -15,7 +15,11 @@ class NumpyOnDeviceTensor(Rule):
     what_it_does = (
         "Flags `.numpy()` with no `.cpu()` before it on a value the file shows may live on a GPU: "
         "it went through `.cuda()`, `.to(device)`, a `device=` argument, or is the output of a "
-        "model moved to a device."
+        "model moved to a device. Guards are followed: a move under `if use_gpu:` (a name bound to "
+        "`torch.cuda.is_available()` or `DEVICE != \"cpu\"`, or called `use_gpu`, `args.cuda`, "
+        "`train_on_gpu`) holds only where the flag is true, so `x.numpy() if not use_gpu else "
+        "x.cpu().numpy()` and a move back under the same flag are clean; `t.is_cuda` and "
+        "`t.device.type == \"cpu\"` tests put `t` on the CPU in their branch."
     )
     why_bad = (
         "A NumPy array must live in host memory; a CUDA tensor's storage is on the GPU. PyTorch "

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analysis.interpreter import Facts
+from ..analysis.facts import Facts
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call
 from .base import Invalid, Rule
@@ -16,7 +16,10 @@ class NumpyAliasWrite(Rule):
         "Flags an in-place write (`a[i] = ...`, `a += ...`, `np.copyto(a, ...)`, `t.add_(...)`) to "
         "an array or tensor that shares memory with another name, when that other name is used "
         "afterwards: `a = t.numpy()` (also through `.detach()` / `.cpu()`) then writing `a`, or "
-        "`t = torch.from_numpy(a)` then writing `t`."
+        "`t = torch.from_numpy(a)` then writing `t`. Views keep the memory (`.permute()`, `.view()`, "
+        "`.transpose()`, `.T`, `.squeeze()`/`.unsqueeze()`, `.expand()`, basic slices; not "
+        "`.float()` or fancy indexing, which may copy), and so does a helper of the file that "
+        "returns `torch.from_numpy(a)` of its parameter (`t = to_torch(images).permute(0, 3, 1, 2)`)."
     )
     why_bad = (
         "On the CPU, `t.numpy()` and `torch.from_numpy(a)` do not copy: the array and the tensor "

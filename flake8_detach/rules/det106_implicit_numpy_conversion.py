@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..analysis.interpreter import ConvertingCall, Facts
+from ..analysis.facts import ConvertingCall, Facts
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
 from ..fixes import method_call

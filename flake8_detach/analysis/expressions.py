@@ -1,0 +1,325 @@
+"""The walk over expressions: what each kind of expression evaluates to.
+
+One small method per kind of node, found through a table on the node's exact type; calls are
+the :class:`CallEvaluator`'s. Every evaluated expression's value is recorded in the facts (merged
+over every time the walk meets it), with whether grad mode was off there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from . import semantics as sem
+from .guards import device_flag_assumptions, device_test, non_tensor_isinstance, requires_grad_test
+from .scopes import Env, FunctionInfo
+from .syntax import all_params
+from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+def _equality(operator: cst.BaseCompOp) -> bool | None:
+    if isinstance(operator, (cst.Equal, cst.Is)):
+        return True
+    if isinstance(operator, (cst.NotEqual, cst.IsNot)):
+        return False
+    return None
+
+
+def _no_evidence(node: cst.BaseExpression, env: Env) -> Value:
+    return EMPTY
+
+
+class ExpressionEvaluator:
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+        self.facts = interp.facts
+        self.imports = interp.imports
+        # libcst's node classes are final, so the exact type is the key. Kinds not listed have
+        # their sub-expressions evaluated and give no evidence.
+        self._evaluators: dict[type[cst.CSTNode], Callable[[Any, Env], Value]] = {
+            cst.Name: self._eval_name,
+            cst.Attribute: self._eval_attribute,
+            cst.Call: interp.calls.eval_call,
+            cst.Subscript: self._eval_subscript,
+            cst.BinaryOperation: self._eval_binary_operation,
+            cst.UnaryOperation: self._eval_unary_operation,
+            cst.BooleanOperation: self._eval_boolean_operation,
+            cst.Comparison: self._eval_comparison,
+            cst.IfExp: self._eval_if_expression,
+            cst.NamedExpr: self._eval_named_expression,
+            cst.List: self._eval_sequence,
+            cst.Tuple: self._eval_sequence,
+            cst.Set: self._eval_sequence,
+            cst.Dict: self._eval_dict,
+            cst.ListComp: self._eval_comprehension,
+            cst.SetComp: self._eval_comprehension,
+            cst.GeneratorExp: self._eval_comprehension,
+            cst.DictComp: self._eval_comprehension,
+            cst.Lambda: self._eval_lambda,
+            cst.SimpleString: self._eval_string,
+            cst.FormattedString: self._eval_formatted_string,
+            cst.Await: self._eval_await,
+            cst.Yield: self._eval_yield,
+            cst.StarredElement: self._eval_starred,
+            cst.Integer: _no_evidence,
+            cst.Float: _no_evidence,
+            cst.Imaginary: _no_evidence,
+            cst.Ellipsis: _no_evidence,
+        }
+
+    def eval(self, node: cst.BaseExpression, env: Env) -> Value:
+        value = self._eval(node, env)
+        facts = self.facts
+        old = facts.values.get(node)
+        facts.values[node] = value if old is None else old.merge(value)
+        facts.top_statements[node] = self.interp.top
+        if not self.interp.grad_enabled:
+            facts.grad_disabled.add(node)
+        return value
+
+    def _eval(self, node: cst.BaseExpression, env: Env) -> Value:
+        """Dispatch on the node's type (one dict lookup, not a chain of ABC isinstance checks)."""
+        method = self._evaluators.get(type(node))
+        if method is not None:
+            return method(node, env)
+        for child in node.children:  # any other expression: evaluate its parts
+            if isinstance(child, cst.BaseExpression):
+                self.eval(child, env)
+        return EMPTY
+
+    def _eval_subscript(self, node: cst.Subscript, env: Env) -> Value:
+        self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
+        base = self.eval(node.value, env)
+        index_value: cst.BaseExpression | None = None
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.eval(element.slice.value, env)
+                index_value = element.slice.value
+            elif isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.eval(part, env)
+        if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
+            index = int(index_value.value, 0)
+            if -len(base.items) <= index < len(base.items):
+                return base.items[index]
+        if base.has(Flag.MODULE):
+            return Value(Flag.MODULE).with_device_of(base)
+        return base.element()
+
+    def _eval_binary_operation(self, node: cst.BinaryOperation, env: Env) -> Value:
+        left = self.eval(node.left, env)
+        right = self.eval(node.right, env)
+        result = left.tensor_part().merge(right.tensor_part())
+        if not result.flags and (left.has(Flag.NDARRAY) or right.has(Flag.NDARRAY)):
+            return Value(Flag.NDARRAY)
+        if not result.flags and isinstance(node.operator, cst.Add) and (
+            left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
+        ):
+            return left.merge(right)
+        return self.interp.grad_mode_result(result)
+
+    def _eval_unary_operation(self, node: cst.UnaryOperation, env: Env) -> Value:
+        operand = self.eval(node.expression, env)
+        if isinstance(node.operator, cst.Not):
+            return EMPTY
+        return operand.tensor_part()
+
+    def _eval_boolean_operation(self, node: cst.BooleanOperation, env: Env) -> Value:
+        left = self.eval(node.left, env)
+        boxed = non_tensor_isinstance(node.left, self.imports) if isinstance(node.operator, cst.And) else None
+        if boxed is None:
+            return left.merge(self.eval(node.right, env))
+        saved = env.vars.get(boxed)  # `isinstance(x, Box) and x.data`: x is a Box on the right
+        self.interp.statements.refine_not_tensor(boxed, env)
+        right = self.eval(node.right, env)
+        if saved is None:
+            env.vars.pop(boxed, None)
+        else:
+            env.vars[boxed] = saved
+        return left.merge(right)
+
+    def _eval_comparison(self, node: cst.Comparison, env: Env) -> Value:
+        values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
+        if len(values) == 2 and sem.uses_gpu_comparison(_equality(node.comparisons[0].operator), *values):
+            return Value(Flag.DEVICE_FLAG)  # `DEVICE != "cpu"`, `device.type == "cuda"`
+        return sem.integer_result(merge_all([v.tensor_part() for v in values]))
+
+    def _eval_if_expression(self, node: cst.IfExp, env: Env) -> Value:
+        interp = self.interp
+        self.eval(node.test, env)
+        body_flags, orelse_flags = device_flag_assumptions(node.test, interp.device_flag)
+        body = interp.assuming(body_flags, partial(self._eval_guarded, node.body, env, node.test, True))
+        orelse = interp.assuming(orelse_flags, partial(self._eval_guarded, node.orelse, env, node.test, False))
+        assert body is not None and orelse is not None
+        return body.merge(orelse)
+
+    def _eval_guarded(self, node: cst.BaseExpression, env: Env, test: cst.BaseExpression, in_body: bool) -> Value:
+        """One branch of `a if test else b`, with what the test says about a name there.
+
+        `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in `b`;
+        `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU in `b`.
+        """
+        refined: list[tuple[str, Value | None]] = []
+        grad_name, grad_in_body = requires_grad_test(test)
+        if grad_name is not None and grad_in_body == in_body:
+            refined.append((grad_name, env.vars.get(grad_name)))
+            self.interp.statements.refine_no_grad(grad_name, env)
+        cpu_name, cpu_in_body = device_test(test)
+        if cpu_name is not None and cpu_in_body == in_body:
+            refined.append((cpu_name, env.vars.get(cpu_name)))
+            self.interp.statements.refine_on_cpu(cpu_name, env)
+        try:
+            return self.eval(node, env)
+        finally:
+            for name, saved in reversed(refined):
+                if saved is None:
+                    env.vars.pop(name, None)
+                else:
+                    env.vars[name] = saved
+
+    def _eval_named_expression(self, node: cst.NamedExpr, env: Env) -> Value:
+        value = self.eval(node.value, env)
+        self.interp.assign(node.target, value, env)
+        return value
+
+    def _eval_lambda(self, node: cst.Lambda, env: Env) -> Value:
+        inner = Env(parent=env)
+        for param in all_params(node.params):
+            if param.default is not None:
+                self.eval(param.default, env)
+            inner.vars[param.name.value] = self.interp.param_value(param)
+        self.eval(node.body, inner)
+        return EMPTY
+
+    def _eval_string(self, node: cst.SimpleString, env: Env) -> Value:
+        try:
+            text = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd escapes: not a device string
+            return EMPTY
+        return sem.string_device(text) if isinstance(text, str) else EMPTY
+
+    def _eval_formatted_string(self, node: cst.FormattedString, env: Env) -> Value:
+        for content in node.parts:
+            if isinstance(content, cst.FormattedStringExpression):
+                self.eval(content.expression, env)
+        first_part = node.parts[0] if node.parts else None
+        if isinstance(first_part, cst.FormattedStringText):
+            return sem.string_device(first_part.value.split(":")[0])
+        return EMPTY
+
+    def _eval_await(self, node: cst.Await, env: Env) -> Value:
+        return self.eval(node.expression, env)
+
+    def _eval_yield(self, node: cst.Yield, env: Env) -> Value:
+        if isinstance(node.value, cst.BaseExpression):
+            self.eval(node.value, env)
+        elif isinstance(node.value, cst.From):
+            self.eval(node.value.item, env)
+        return EMPTY
+
+    def _eval_starred(self, node: cst.StarredElement, env: Env) -> Value:
+        return self.eval(node.value, env)
+
+    def _eval_sequence(self, node: cst.List | cst.Tuple | cst.Set, env: Env) -> Value:
+        items: list[Value] = []
+        for element in node.elements:
+            value = self.eval(element.value, env)
+            items.append(value.element() if isinstance(element, cst.StarredElement) else value)
+        structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
+        return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+
+    def _eval_dict(self, node: cst.Dict, env: Env) -> Value:
+        values: list[Value] = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.eval(element.key, env)
+                values.append(self.eval(element.value, env))
+            elif isinstance(element, cst.StarredDictElement):
+                values.append(self.eval(element.value, env).element())
+        return Value(Flag.CONTAINER, elem=merge_all(values))
+
+    def _eval_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
+                            env: Env) -> Value:
+        inner = Env(parent=env, self_name=env.self_name, cls=env.cls)
+        self._comprehension(node.for_in, inner, outer=env)
+        if isinstance(node, cst.DictComp):
+            self.eval(node.key, inner)
+            element = self.eval(node.value, inner)
+        else:
+            element = self.eval(node.elt, inner)
+        return Value(Flag.CONTAINER, elem=element)
+
+    def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
+        iterable = self.eval(comp.iter, outer)
+        self.interp.assign(comp.target, iterable.element(), inner)
+        for condition in comp.ifs:
+            self.eval(condition.test, inner)
+        if comp.inner_for_in is not None:
+            self._comprehension(comp.inner_for_in, inner, outer=inner)
+
+    def _eval_name(self, node: cst.Name, env: Env) -> Value:
+        if node.value == env.self_name:
+            self.facts.self_names.add(node)
+        self.interp.aliases.note_read(node.value, env)
+        found = env.lookup(node.value)
+        if found is not None and (found.flags or not sem.is_device_name(node.value)):
+            if found.flags & Flag.FUNCTION and isinstance(found.callee, FunctionInfo):
+                found.callee.references += 1  # a call counts one call too; anything else escapes
+            if found.device_if is not None and self.interp.assumed.get(found.device_if) is False:
+                return found.unless(found.device_if)  # moved under `if use_gpu:`; use_gpu is false here
+            return found
+        if node.value in self.imports.aliases:
+            return EMPTY
+        if sem.is_device_name(node.value):
+            return Value(Flag.DEVICE_SPEC)
+        return EMPTY
+
+    def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
+        attr = node.attr.value
+        self.facts.attributes[attr].append(node)
+        self.interp.locate(node.attr)
+        self.facts.parents[node.value] = node
+        if self.imports.resolve(node) is not None:
+            return EMPTY  # torch.float32, np.pi, nn.functional: a library name
+        base = self.eval(node.value, env)
+        if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
+            known = env.cls.attrs.get(attr)
+            if known is not None:
+                return known
+            if attr not in env.cls.methods:
+                env.cls.missed.add(attr)
+        return self.attribute_of(base, attr)
+
+    def attribute_of(self, base: Value, attr: str) -> Value:
+        if base.items is not None and attr in ("values", "indices") and len(base.items) == 2:
+            return base.items[0 if attr == "values" else 1]
+        if base.has(TENSOR_FLOW):
+            if attr == "data" and (not base.is_tensor_like or base.has(Flag.NOT_TENSOR)):
+                return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
+            if attr == "data":
+                return Value(Flag.TENSOR, origin=base.origin).with_device_of(base)
+            if attr == "grad":
+                return Value(Flag.TENSOR).with_device_of(base)
+            if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
+                return base.tensor_part()
+            if attr == "device":
+                return Value(Flag.DEVICE_SPEC if base.may_be_on_device else Flag.NONE)
+            if attr in sem.NON_TENSOR_ATTRIBUTES:
+                return EMPTY
+        if base.has(Flag.MODULE):
+            if attr in ("training", "device", "dtype"):
+                return EMPTY
+            parameter = Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD, origin=f"parameter '{attr}'")
+            return parameter.with_device_of(base)
+        if base.has(TENSOR_FLOW):
+            return EMPTY  # a bound method or an attribute we know nothing of
+        if sem.is_device_name(attr):
+            return Value(Flag.DEVICE_SPEC)
+        return EMPTY

@@ -1,0 +1,60 @@
+"""What the interpreter learned about one module: the rules' only view of the code."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .imports import ImportTable
+from .values import EMPTY, Value
+
+
+@dataclass(frozen=True)
+class AliasWrite:
+    """A write to an alias that is followed by a read of the other side (DET105)."""
+
+    write: cst.CSTNode  # the written name
+    alias: str
+    source: str
+    origin: cst.Call
+    kind: str
+
+
+@dataclass(frozen=True)
+class ConvertingCall:
+    """A call that turns its tensor arguments into ndarrays (DET106)."""
+
+    call: cst.Call
+    function: str  # as written: "np.asarray", "ax.scatter"
+    kind: str  # "convert", or "reduce" (a single tensor is not converted, a list is)
+
+
+@dataclass
+class Facts:
+    """What the interpreter learned; the rules' only view of the code."""
+
+    imports: ImportTable
+    values: dict[cst.CSTNode, Value] = field(default_factory=dict)
+    grad_disabled: set[cst.CSTNode] = field(default_factory=set)
+    method_calls: dict[str, list[cst.Call]] = field(default_factory=lambda: defaultdict(list))
+    attributes: dict[str, list[cst.Attribute]] = field(default_factory=lambda: defaultdict(list))
+    # Attribute -> the expression it is the direct child of (call, subscript, attribute, ...).
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    stores: set[cst.CSTNode] = field(default_factory=set)  # assignment / augmented targets
+    self_names: set[cst.CSTNode] = field(default_factory=set)  # `self`/`cls` references
+    # Root of a line holding one statement (an Expr's value, an assignment target) -> that line;
+    # fixes that rewrite a whole statement (DET103's `with torch.no_grad():`) start from here.
+    statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
+    converting_calls: list[ConvertingCall] = field(default_factory=list)
+    alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
+    # Node -> index of the module statement it is in, for the nodes rules report on (evaluated
+    # expressions, attribute names, written names): positions then need that statement only.
+    top_statements: dict[cst.CSTNode, int] = field(default_factory=dict)
+
+    def value_of(self, node: cst.CSTNode) -> Value:
+        return self.values.get(node, EMPTY)
+
+    def grad_enabled_at(self, node: cst.CSTNode) -> bool:
+        return node not in self.grad_disabled

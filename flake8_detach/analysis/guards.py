@@ -1,0 +1,157 @@
+"""What a test or a context manager tells about the code it guards.
+
+`if t.requires_grad:` (t does not require grad in the other branch), `isinstance(x, Box)` (x is
+no tensor where it holds), `with torch.no_grad():` / `@torch.inference_mode()` (grad mode).
+The walk asks these questions; the answers come from syntax and the file's imports only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import libcst as cst
+
+from . import semantics as sem
+from .imports import ImportTable
+from .syntax import dotted, literal_bool
+
+
+def requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """For `if t.requires_grad:` -> ("t", False): the branch where t does not require grad.
+
+    Returns (name, True) when that branch is the body (`if not t.requires_grad:`).
+    """
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+    if (isinstance(inner, cst.Attribute) and inner.attr.value == "requires_grad"
+            and isinstance(inner.value, cst.Name)):
+        return inner.value.value, negated
+    return None, False
+
+
+def non_tensor_isinstance(test: cst.BaseExpression, imports: ImportTable) -> str | None:
+    """`isinstance(x, TensorBox)` with a class that is not a tensor class: returns "x"."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return non_tensor_isinstance(test.left, imports) or non_tensor_isinstance(test.right, imports)
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return None
+    classes = test.args[1].value
+    candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    for candidate in candidates:
+        qualified = imports.resolve(candidate) or dotted(candidate) or ""
+        if qualified.rsplit(".", 1)[-1] in sem.TENSOR_CLASSES or qualified in ("", "torch"):
+            return None  # a tensor class, or something we cannot name
+    return test.args[0].value.value
+
+
+def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: frozenset[str]) -> bool | None:
+    """False if the context/decorator turns grad off, True if it turns it on."""
+    call_args: list[cst.Arg] | None = None
+    target = expr
+    if isinstance(expr, cst.Call):
+        call_args = list(expr.args)
+        target = expr.func
+    qualified = imports.resolve(target)
+    if qualified is None:
+        name = dotted(target)
+        if name is not None and name in extra_no_grad:
+            return False
+        return None
+    if qualified in sem.GRAD_CONTEXT_DISABLE or qualified in extra_no_grad:
+        return False
+    if qualified in sem.ENABLE_GRAD:
+        return True
+    if qualified in sem.INFERENCE_MODE:
+        flag = literal_bool(call_args[0].value) if call_args else True
+        return not flag if flag is not None else True
+    if qualified in sem.SET_GRAD_ENABLED and call_args:
+        flag = literal_bool(call_args[0].value)
+        return True if flag is None else flag
+    return None
+
+
+def then(first: Callable[[], object], second: Callable[[], object]) -> Callable[[], None]:
+    """Run `first`, then `second` (a refinement before a branch)."""
+    def both() -> None:
+        first()
+        second()
+    return both
+
+
+# `use_gpu`, `train_on_gpu`, `args.cuda`, `cuda_available`: names that by convention say whether a
+# GPU is used. A name bound in the file to `torch.cuda.is_available()` (or `DEVICE != "cpu"`) is a
+# device flag by its value, whatever it is called.
+_FLAG_NAME = re.compile(
+    r"^(?:(?:use|on|train_on|run_on|with|enable|has|is)_)?(?:cuda|gpu|mps)(?:_available|_enabled)?$",
+    re.IGNORECASE,
+)
+Assumptions = tuple[tuple[str, bool], ...]
+
+
+def is_flag_name(name: str) -> bool:
+    return bool(_FLAG_NAME.match(name.rsplit(".", 1)[-1]))
+
+
+def device_flag_assumptions(test: cst.BaseExpression, is_flag: Callable[[cst.BaseExpression], str | None],
+                            ) -> tuple[Assumptions, Assumptions]:
+    """What a test says about device flags: (true in the body, true in the other branch).
+
+    `if use_gpu:` -> ((("use_gpu", True),), (("use_gpu", False),)); `not` swaps; `and` informs
+    only the body, `or` only the other branch. `is_flag` names the flag a test reads, if any.
+    """
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        body, orelse = device_flag_assumptions(test.expression, is_flag)
+        return orelse, body
+    if isinstance(test, cst.BooleanOperation):
+        left_body, left_else = device_flag_assumptions(test.left, is_flag)
+        right_body, right_else = device_flag_assumptions(test.right, is_flag)
+        if isinstance(test.operator, cst.And):
+            return left_body + right_body, ()
+        return (), left_else + right_else
+    key = is_flag(test)
+    if key is None:
+        return (), ()
+    return ((key, True),), ((key, False),)
+
+
+def device_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """`if t.is_cuda:` -> ("t", False): t is on the CPU in the other branch.
+
+    Also `t.device.type == "cpu"` (("t", True): on the CPU in the body) and `!= "cpu"`,
+    `== "cuda"`; `not` swaps. Returns (None, False) for any other test.
+    """
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        name, in_body = device_test(test.expression)
+        return name, not in_body if name is not None else False
+    if isinstance(test, cst.BooleanOperation):  # `t.is_cuda or t.device.type != "cpu"`: both say "GPU"
+        first, second = device_test(test.left), device_test(test.right)
+        on_cpu_in_body = isinstance(test.operator, cst.And)
+        if first[0] is not None and first == second and first[1] == on_cpu_in_body:
+            return first
+        return None, False
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and isinstance(test.value, cst.Name):
+        return test.value.value, False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        left, target = test.left, test.comparisons[0]
+        device = _tensor_device_type(left)
+        if device is None or not isinstance(target.comparator, cst.SimpleString):
+            return None, False
+        text = target.comparator.evaluated_value
+        equal = isinstance(target.operator, cst.Equal)
+        if not equal and not isinstance(target.operator, cst.NotEqual):
+            return None, False
+        if text == "cpu":
+            return device, equal
+        if text in ("cuda", "mps", "xpu"):
+            return device, not equal
+    return None, False
+
+
+def _tensor_device_type(node: cst.BaseExpression) -> str | None:
+    """`t.device.type` -> "t"."""
+    if (isinstance(node, cst.Attribute) and node.attr.value == "type" and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "device" and isinstance(node.value.value, cst.Name)):
+        return node.value.value.value
+    return None

@@ -1,0 +1,104 @@
+"""What the walk keeps while it runs: scopes of names, and records of the module's functions and classes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .syntax import is_static
+from .values import EMPTY, Value, merge_all
+
+if TYPE_CHECKING:
+    from .facts import AliasWrite
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    is_module: bool
+    attrs: dict[str, Value] = field(default_factory=dict)
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    # `self.x` read by a method before any method assigned it: worth a second pass.
+    missed: set[str] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function defined in this module: where it was defined and what flows in and out."""
+
+    node: cst.FunctionDef
+    env: Env  # the defining scope (its globals/closure)
+    cls: ClassInfo | None  # set for methods
+    grad_enabled: bool  # False under @torch.no_grad() and friends
+    arg_values: dict[str, Value] = field(default_factory=dict)  # merged over the call sites
+    returns: Value = EMPTY
+    state: str = "new"  # new -> running -> done (stale: analyse again)
+    analysed_with: dict[str, Value] | None = None
+    runs: int = 0
+    top: int = -1  # the module statement holding the definition (see Facts.top_statements)
+    calls: int = 0  # calls of it that the walk met
+    references: int = 0  # reads of its name, calls included: more than calls means it escapes
+    # Called from code the file does not show (passed as a callback, decorated, called with
+    # `*args`): its parameters are of unknown origin whatever the file's own calls pass.
+    escaped: bool = False
+    postponed: bool = False  # waited once for a caller before being analysed without one
+    # (parameter, kind): it returns a view of that parameter's storage (`torch.from_numpy(a)`).
+    returned_alias: tuple[str, str] | None = None
+
+    @property
+    def judged_by_callers(self) -> bool:
+        """A plain function the file calls and never lets out: its parameters are what calls pass."""
+        return self.cls is None and self.calls > 0 and not self.escaped
+
+    def parameter_names(self) -> tuple[list[str], set[str]]:
+        """Positional parameter names (without `self` for methods) and all keyword-able names."""
+        params = self.node.params
+        positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+        if self.cls is not None and positional and not is_static(self.node):
+            positional = positional[1:]
+        names = set(positional) | {p.name.value for p in params.kwonly_params}
+        return positional, names
+
+
+@dataclass(frozen=True)
+class Alias:
+    """`a = t.numpy()` / `t = torch.from_numpy(a)`: the new name shares memory with `source`."""
+
+    source: str
+    origin: cst.Call
+    kind: str  # "numpy" or "from_numpy"
+
+
+class Env:
+    """Names visible in one scope; reads fall back to the enclosing scope."""
+
+    __slots__ = ("aliases", "cls", "parent", "pending_writes", "self_name", "vars")
+
+    def __init__(self, parent: Env | None = None, self_name: str | None = None,
+                 cls: ClassInfo | None = None) -> None:
+        self.vars: dict[str, Value] = {}
+        self.parent = parent
+        self.self_name = self_name
+        self.cls = cls
+        self.aliases: dict[str, Alias] = {}
+        # source name -> writes to its alias waiting for a later read of the source
+        self.pending_writes: dict[str, list[AliasWrite]] = {}
+
+    def lookup(self, name: str) -> Value | None:
+        env: Env | None = self
+        while env is not None:
+            found = env.vars.get(name)
+            if found is not None:
+                return found
+            env = env.parent
+        return None
+
+    def snapshot(self) -> dict[str, Value]:
+        return dict(self.vars)
+
+    def join(self, *branches: dict[str, Value]) -> None:
+        """Make this scope the union of the states the branches ended in."""
+        names = set().union(*branches)
+        self.vars = {n: merge_all([b.get(n, EMPTY) for b in branches]) for n in names}

@@ -1,0 +1,372 @@
+"""The walk over statements: order, branches, loops, scopes and definitions.
+
+Each kind of statement has one small method, found through a table on the node's exact type.
+Branches run from the same state and are joined afterwards (a name may hold what any branch
+left); loops run twice so that what one iteration appends reaches the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from . import semantics as sem
+from .guards import (
+    Assumptions,
+    device_flag_assumptions,
+    device_test,
+    non_tensor_isinstance,
+    requires_grad_test,
+    then,
+)
+from .scopes import ClassInfo, Env, FunctionInfo
+from .syntax import all_params
+from .values import EMPTY, GRAD_FLAGS, Flag, Value
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+def seen_under(value: Value, assumptions: Assumptions) -> Value:
+    """A value as the rest of the code sees it after a branch where these flags held."""
+    for key, truth in assumptions:
+        value = value.guarded_by(key) if truth else value.unless(key)
+    return value
+
+
+class StatementExecutor:
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+        self.facts = interp.facts
+        self.imports = interp.imports
+
+    # ----------------------------------------------------------------- blocks
+    def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
+        statements = body.body if isinstance(body, cst.BaseSuite) else body
+        for statement in statements:
+            self.exec_statement(statement, env)
+
+    def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
+        method = _COMPOUND.get(type(node))
+        if method is not None:
+            method(self, node, env)
+            return
+        # Unknown compound statement (future syntax): still evaluate what it holds.
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.interp.eval(child, env)
+            elif isinstance(child, cst.BaseSuite):
+                self.exec_block(child, env)
+
+    def alternatives(self, env: Env, branches: Sequence[Callable[[], object]]) -> None:
+        """Run each branch from the same state; afterwards a name may hold what any branch left."""
+        start = env.snapshot()
+        ends = []
+        for branch in branches:
+            env.vars = dict(start)
+            branch()
+            ends.append(env.snapshot())
+        env.join(*ends)
+
+    # ------------------------------------------------------ compound statements
+    def _exec_line(self, node: cst.SimpleStatementLine | cst.SimpleStatementSuite, env: Env) -> None:
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+            self._note_statement_line(node)
+        for small in node.body:
+            self.exec_small(small, env)
+
+    def _exec_if(self, node: cst.If, env: Env) -> None:
+        self.interp.eval(node.test, env)
+        no_grad_name, in_body = requires_grad_test(node.test)
+        body: Callable[[], object] = partial(self.exec_block, node.body, env)
+        orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
+        if no_grad_name is not None:  # `if t.requires_grad:` ... `else:` t does not require grad
+            refine = partial(self.refine_no_grad, no_grad_name, env)
+            body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
+        boxed = non_tensor_isinstance(node.test, self.imports)
+        if boxed is not None:  # `if isinstance(x, TensorBox):` x is no tensor in the body
+            body = then(partial(self.refine_not_tensor, boxed, env), body)
+        on_cpu_name, in_body = device_test(node.test)
+        if on_cpu_name is not None:  # `if t.is_cuda:` ... `else:` t is on the CPU
+            refine = partial(self.refine_on_cpu, on_cpu_name, env)
+            body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
+        body_flags, orelse_flags = device_flag_assumptions(node.test, self.interp.device_flag)
+        if body_flags or orelse_flags:  # `if use_gpu:`: follow the flag's value into each branch
+            body = partial(self._assuming, body_flags, body, env)
+            orelse = partial(self._assuming, orelse_flags, orelse, env)
+        self.alternatives(env, [body, orelse])
+
+    def _assuming(self, assumptions: Assumptions, branch: Callable[[], object], env: Env) -> None:
+        """Run a branch where device flags are known; its names leave it marked accordingly."""
+        def run() -> None:
+            branch()
+            env.vars = {name: seen_under(value, assumptions) for name, value in env.vars.items()}
+        self.interp.assuming(assumptions, run)
+
+    def _exec_orelse(self, orelse: cst.If | cst.Else | None, env: Env) -> None:
+        if isinstance(orelse, cst.If):  # elif
+            self._exec_if(orelse, env)
+        elif isinstance(orelse, cst.Else):
+            self.exec_block(orelse.body, env)
+
+    def _exec_for(self, node: cst.For, env: Env) -> None:
+        iterable = self.interp.eval(node.iter, env)
+        self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
+        if node.orelse is not None:
+            self.exec_block(node.orelse.body, env)
+
+    def _exec_while(self, node: cst.While, env: Env) -> None:
+        self._loop(env, node.body, lambda: self.interp.eval(node.test, env))
+        if node.orelse is not None:
+            self.exec_block(node.orelse.body, env)
+
+    def _loop(self, env: Env, body: cst.BaseSuite, head: Callable[[], object]) -> None:
+        before = env.snapshot()
+        for _ in range(2):  # twice: values appended in one iteration reach the next
+            head()
+            self.exec_block(body, env)
+            env.join(before, env.snapshot())
+
+    def _exec_with(self, node: cst.With, env: Env) -> None:
+        interp = self.interp
+        saved = interp.grad_enabled
+        for item in node.items:
+            interp.eval(item.item, env)
+            mode = interp.grad_mode_of(item.item)
+            if mode is not None:
+                interp.grad_enabled = mode
+            if item.asname is not None:
+                self.assign(item.asname.name, EMPTY, env)
+        try:
+            self.exec_block(node.body, env)
+        finally:
+            interp.grad_enabled = saved
+
+    def _exec_try(self, node: cst.Try | cst.TryStar, env: Env) -> None:
+        self.exec_block(node.body, env)
+        # After the body: no exception, or one caught by any handler.
+        self.alternatives(env, [lambda: None] + [partial(self._exec_handler, h, env) for h in node.handlers])
+        if node.orelse is not None:
+            self.exec_block(node.orelse.body, env)
+        if node.finalbody is not None:
+            self.exec_block(node.finalbody.body, env)
+
+    def _exec_handler(self, handler: cst.ExceptHandler | cst.ExceptStarHandler, env: Env) -> None:
+        if handler.type is not None:
+            self.interp.eval(handler.type, env)
+        if handler.name is not None:
+            self.assign(handler.name.name, EMPTY, env)
+        self.exec_block(handler.body, env)
+
+    def _exec_match(self, node: cst.Match, env: Env) -> None:
+        self.interp.eval(node.subject, env)
+        # No case may match: the state before the match is one of the outcomes.
+        self.alternatives(env, [lambda: None] + [partial(self._exec_case, case, env) for case in node.cases])
+
+    def _exec_case(self, case: cst.MatchCase, env: Env) -> None:
+        if case.guard is not None:
+            self.interp.eval(case.guard, env)
+        self.exec_block(case.body, env)
+
+    def _define_function(self, node: cst.FunctionDef, env: Env) -> None:
+        interp = self.interp
+        grad_enabled = True
+        decorated = False  # by something other than a grad mode: whoever calls it is unknown
+        for decorator in node.decorators:
+            interp.eval(decorator.decorator, env)
+            mode = interp.grad_mode_of(decorator.decorator)
+            if mode is not None:
+                grad_enabled = mode
+            else:
+                decorated = True
+        for param in all_params(node.params):
+            if param.default is not None:
+                interp.eval(param.default, env)
+        cls = env.cls if env.self_name is None and env.cls is not None else None
+        info = FunctionInfo(node, env, cls, grad_enabled, top=interp.top, escaped=decorated)
+        env.vars[node.name.value] = Value(Flag.FUNCTION, callee=info)
+        interp.functions.append(info)
+        if cls is not None:
+            cls.methods[node.name.value] = info
+        interp.pending.append(info)
+
+    def _define_class(self, node: cst.ClassDef, env: Env) -> None:
+        is_module = False
+        for base in node.bases:
+            value = self.interp.eval(base.value, env)
+            qualified = self.imports.resolve(base.value)
+            if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
+                is_module = True
+        info = ClassInfo(node.name.value, is_module)
+        self.interp.classes.append(info)
+        class_env = Env(parent=env, cls=info)
+        self.exec_block(node.body, class_env)
+        if is_module:
+            kind = Flag.MODULE_CLASS
+        elif all(_is_object_base(base.value) for base in node.bases):
+            kind = Flag.PLAIN_CLASS  # `class Box:` / `class Box(object):`: its instances are no tensors
+        else:
+            kind = Flag.NONE  # a base the file cannot see into: it may be a module
+        env.vars[node.name.value] = Value(kind)
+
+    def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
+        small = line.body[0]
+        roots: list[cst.CSTNode] = []
+        if isinstance(small, cst.Expr):
+            roots.append(small.value)
+        elif isinstance(small, cst.Assign):
+            roots.extend(target.target for target in small.targets)
+        elif isinstance(small, cst.AugAssign):
+            roots.append(small.target)
+        for root in roots:
+            self.facts.statement_lines[root] = line
+
+    # --------------------------------------------------------- small statements
+    def exec_small(self, node: cst.BaseSmallStatement, env: Env) -> None:
+        method = _SMALL.get(type(node))
+        if method is not None:
+            method(self, node, env)
+            return
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.interp.eval(child, env)
+
+    def _exec_expr(self, node: cst.Expr, env: Env) -> None:
+        self.interp.eval(node.value, env)
+
+    def _exec_assert(self, node: cst.Assert, env: Env) -> None:
+        self.interp.eval(node.test, env)
+        if node.msg is not None:
+            self.interp.eval(node.msg, env)
+        boxed = non_tensor_isinstance(node.test, self.imports)
+        if boxed is not None:
+            self.refine_not_tensor(boxed, env)
+
+    def _exec_assign(self, node: cst.Assign, env: Env) -> None:
+        value = self.interp.eval(node.value, env)
+        for target in node.targets:
+            self.assign(target.target, value, env)
+        if len(node.targets) == 1:
+            self.interp.aliases.note_assignment(node.targets[0].target, node.value, env)
+
+    def _exec_ann_assign(self, node: cst.AnnAssign, env: Env) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.interp.eval(node.value, env), env)
+            self.interp.aliases.note_assignment(node.target, node.value, env)
+
+    def _exec_aug_assign(self, node: cst.AugAssign, env: Env) -> None:
+        interp = self.interp
+        current = interp.eval(node.target, env)
+        self.facts.stores.add(node.target)
+        rhs = interp.eval(node.value, env)
+        result = current.merge(rhs.tensor_part())
+        if not interp.grad_enabled:
+            result = result.with_flags(remove=GRAD_FLAGS)
+        written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+        if isinstance(written, cst.Name):
+            interp.aliases.note_write(written, env)  # `a += 1` / `a[0] += 1` write in place
+        if isinstance(node.target, cst.Name):
+            env.vars[node.target.value] = result
+
+    def _exec_return(self, node: cst.Return, env: Env) -> None:
+        if node.value is None:
+            return
+        value = self.interp.eval(node.value, env)
+        summary = self.interp.current_function
+        if summary is not None:
+            summary.returns = summary.returns.merge(value)
+            self.interp.aliases.note_return(node.value, env)
+
+    # -------------------------------------------------------------- bindings
+    def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
+        if isinstance(target, cst.Name):
+            env.vars[target.value] = value
+            self.interp.aliases.forget(target.value, env)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            if value.items is not None and len(value.items) == len(elements):
+                parts = list(value.items)
+            else:
+                parts = [value.element()] * len(elements)
+            for element, part in zip(elements, parts):
+                if isinstance(element, cst.StarredElement):
+                    self.assign(element.value, Value(Flag.CONTAINER, elem=part), env)
+                else:
+                    self.assign(element.value, part, env)
+        elif isinstance(target, cst.Attribute):
+            self.facts.stores.add(target)
+            self.interp.eval(target, env)
+            if isinstance(target.value, cst.Name):
+                owner = target.value.value
+                if owner == env.self_name and env.cls is not None:
+                    attrs = env.cls.attrs
+                    attrs[target.attr.value] = attrs.get(target.attr.value, EMPTY).merge(value)
+                elif target.attr.value == "requires_grad":
+                    current = env.lookup(owner) or EMPTY
+                    env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
+        elif isinstance(target, cst.Subscript):
+            self.facts.stores.add(target)
+            self.interp.eval(target, env)
+            if isinstance(target.value, cst.Name):
+                self.add_element(target.value.value, value, env)
+                self.interp.aliases.note_write(target.value, env)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
+        else:
+            self.interp.eval(target, env)
+
+    def add_element(self, name: str, element: Value, env: Env) -> None:
+        """`xs.append(v)` / `xs[i] = v`: the container `name` may now hold `element`."""
+        current = env.lookup(name)
+        if current is None or current.is_tensor_like:
+            return
+        if current.has(Flag.CONTAINER) or current.flags == Flag.NONE:
+            env.vars[name] = current.merge(Value(Flag.CONTAINER, elem=element))
+
+    # ------------------------------------------------------------ refinements
+    @staticmethod
+    def refine_not_tensor(name: str, env: Env) -> None:
+        env.vars[name] = Value(Flag.NOT_TENSOR)
+
+    @staticmethod
+    def refine_on_cpu(name: str, env: Env) -> None:
+        value = env.lookup(name)
+        if value is not None:
+            env.vars[name] = value.with_flags(remove=Flag.DEVICE)
+
+    @staticmethod
+    def refine_no_grad(name: str, env: Env) -> None:
+        value = env.lookup(name)
+        if value is not None:
+            env.vars[name] = value.with_flags(remove=GRAD_FLAGS)
+
+
+# One method per kind of statement (libcst's node classes are final: the exact type is the key).
+_COMPOUND: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
+    cst.SimpleStatementLine: StatementExecutor._exec_line,
+    cst.SimpleStatementSuite: StatementExecutor._exec_line,
+    cst.If: StatementExecutor._exec_if,
+    cst.For: StatementExecutor._exec_for,
+    cst.While: StatementExecutor._exec_while,
+    cst.With: StatementExecutor._exec_with,
+    cst.Try: StatementExecutor._exec_try,
+    cst.TryStar: StatementExecutor._exec_try,
+    cst.FunctionDef: StatementExecutor._define_function,
+    cst.ClassDef: StatementExecutor._define_class,
+    cst.Match: StatementExecutor._exec_match,
+}
+_SMALL: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
+    cst.Expr: StatementExecutor._exec_expr,
+    cst.Assert: StatementExecutor._exec_assert,
+    cst.Assign: StatementExecutor._exec_assign,
+    cst.AnnAssign: StatementExecutor._exec_ann_assign,
+    cst.AugAssign: StatementExecutor._exec_aug_assign,
+    cst.Return: StatementExecutor._exec_return,
+}
+
+
+def _is_object_base(base: cst.BaseExpression) -> bool:
+    return isinstance(base, cst.Name) and base.value == "object"

@@ -1,0 +1,64 @@
+"""Small questions about syntax that several parts of the walk ask (no semantics here)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star)
+    return out
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` as written (a call stands for its function), or None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return dotted(node.func)
+    return None
+
+
+def decorator_name(decorator: cst.Decorator) -> str | None:
+    return dotted(decorator.decorator)
+
+
+def is_static(node: cst.FunctionDef) -> bool:
+    return any(decorator_name(d) == "staticmethod" for d in node.decorators)
+
+
+def is_classmethod(node: cst.FunctionDef) -> bool:
+    return any(decorator_name(d) == "classmethod" for d in node.decorators)
+
+
+def is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def literal_bool(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def keyword_is_false(node: cst.Call, keyword: str | None) -> bool:
+    """Whether the call passes a literal False (as `keyword=`, or first positional for None)."""
+    for arg in node.args:
+        name = arg.keyword.value if arg.keyword is not None else None
+        if name == keyword:
+            return literal_bool(arg.value) is False
+    return False
+
+
+def receiver_name(call: cst.Call) -> str | None:
+    """`x` in `x.method(...)`, or None."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        return func.value.value
+    return None

@@ -1,0 +1,141 @@
+"""The interpreter's inference steps that the fixtures show only as a whole: each step alone.
+
+Helpers judged by their callers, device flags followed along both paths, duck-typed modules,
+aliases through helpers and views. Each test pairs the case that must flag with the look-alike
+that must not.
+"""
+
+from __future__ import annotations
+
+from flake8_detach import check_source
+from flake8_detach.rules.base import CALLER_DEPENDENT_NOTE
+
+
+def lines(source: str) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in check_source(source)]
+
+
+HELPER = "import torch\n\n\ndef show(t):\n    return t.numpy()\n\n\n"
+
+
+def test_helper_without_callers_is_caller_dependent_and_says_so() -> None:
+    (diagnostic,) = check_source(HELPER)
+    assert (diagnostic.line, diagnostic.code) == (5, "DET101")
+    assert diagnostic.message.endswith(CALLER_DEPENDENT_NOTE)
+
+
+def test_helper_is_judged_by_what_its_calls_pass() -> None:
+    no_grad = HELPER + "with torch.no_grad():\n    out = torch.nn.Linear(2, 2)(torch.ones(2))\nshow(out)\nshow(torch.zeros(2))\n"
+    assert lines(no_grad) == []
+    grad = HELPER + "show(torch.nn.Linear(2, 2)(torch.ones(2)))\nshow(torch.zeros(2))\n"
+    (diagnostic,) = check_source(grad)
+    assert diagnostic.line == 5 and diagnostic.message.endswith("(the value is passed by the call on line 8)")
+
+
+def test_helper_called_from_a_function_defined_later_waits_for_that_call() -> None:
+    source = HELPER + "def main():\n    with torch.no_grad():\n        show(torch.nn.Linear(2, 2)(torch.ones(2)))\n"
+    assert lines(source) == []
+
+
+def test_helper_that_escapes_as_a_callback_stays_caller_dependent() -> None:
+    source = HELPER + "show(torch.zeros(2))\nresults = list(map(show, [torch.zeros(2)]))\n"
+    (diagnostic,) = check_source(source)
+    assert diagnostic.line == 5 and diagnostic.message.endswith(CALLER_DEPENDENT_NOTE)
+
+
+def test_decorated_helper_and_star_call_are_caller_dependent() -> None:
+    decorated = "import functools\nimport torch\n\n\n@functools.lru_cache\ndef show(t):\n    return t.numpy()\n\n\nshow(torch.zeros(2))\n"
+    assert lines(decorated) == [(7, "DET101")]
+    starred = HELPER + "args = [torch.zeros(2)]\nshow(*args)\n"
+    assert lines(starred) == [(5, "DET101")]
+
+
+def test_callable_parameter_is_as_unknown_as_the_parameter() -> None:
+    source = "import torch\n\n\ndef apply(fn, x):\n    return fn(x).numpy()\n"
+    (diagnostic,) = check_source(source)
+    assert (diagnostic.line, diagnostic.code) == (5, "DET101")
+    assert diagnostic.message.endswith(CALLER_DEPENDENT_NOTE)
+    called = source + "\n\napply(torch.sigmoid, torch.zeros(2))\n"
+    assert lines(called) == []
+
+
+GPU_FLAG = (
+    "import torch\nuse_gpu = torch.cuda.is_available()\nnet = torch.nn.Linear(3, 2)\n"
+    "if use_gpu:\n    net.cuda()\nwith torch.no_grad():\n    scores = net(torch.randn(4, 3))\n"
+)
+
+
+def test_device_flag_correlates_the_move_and_the_conversion() -> None:
+    assert lines(GPU_FLAG + "a = scores.numpy() if not use_gpu else scores.cpu().numpy()\n") == []
+    assert lines(GPU_FLAG + "if use_gpu:\n    scores = scores.cpu()\nb = scores.numpy()\n") == []
+    assert lines(GPU_FLAG + "c = scores.numpy()\n") == [(8, "DET104")]
+    # The flag must be the same one: another test says nothing about where net went.
+    assert lines(GPU_FLAG + "ready = True\nd = scores.numpy() if not ready else scores.cpu().numpy()\n") == [(9, "DET104")]
+
+
+def test_flag_names_and_comparisons_are_device_flags() -> None:
+    for flag in ("args.cuda", "train_on_gpu", 'DEVICE != "cpu"'):
+        source = (
+            f"import torch\nflag = {flag}\nx = torch.zeros(2)\nif flag:\n    x = x.cuda()\n"
+            "y = x.numpy() if not flag else x.cpu().numpy()\n"
+        ) if flag.startswith("DEVICE") else (
+            f"import torch\nx = torch.zeros(2)\nif {flag}:\n    x = x.cuda()\n"
+            f"y = x.numpy() if not {flag} else x.cpu().numpy()\n"
+        )
+        assert lines(source) == [], flag
+    # `DEVICE == "cpu"` is true where no GPU is used: not a flag with the same sense.
+    negative = (
+        'import torch\non_cpu = DEVICE == "cpu"\nx = torch.zeros(2)\nif on_cpu:\n    pass\nelse:\n'
+        "    x = x.cuda()\ny = x.numpy() if on_cpu else x.cpu().numpy()\n"
+    )
+    assert lines(negative) == [(8, "DET104")]
+
+
+def test_tensor_device_tests_refine_the_tested_tensor() -> None:
+    source = "import torch\nx = torch.zeros(2).cuda()\n"
+    assert lines(source + "a = x.cpu().numpy() if x.is_cuda else x.numpy()\n") == []
+    assert lines(source + 'if x.device.type == "cpu":\n    b = x.numpy()\n') == []
+    assert lines(source + "if x.is_cuda:\n    c = x.numpy()\n") == [(4, "DET104")]
+
+
+def test_requires_grad_guard_in_an_expression() -> None:
+    source = "import torch\nout = torch.nn.Linear(2, 2)(torch.ones(2))\n"
+    assert lines(source + "a = out.detach().numpy() if out.requires_grad else out.numpy()\n") == []
+    assert lines(source + "b = out.numpy() if out.requires_grad else out.detach().numpy()\n") == [(3, "DET101")]
+
+
+def test_duck_typed_module_needs_module_only_methods_or_a_call() -> None:
+    head = "import torch\n\n\ndef evaluate(model, x):\n"
+    assert lines(head + "    model.eval()\n    return model(x).numpy()\n") == [(6, "DET101")]
+    assert lines(head + "    for p in model.parameters():\n        p.data.zero_()\n") == [(6, "DET103")]
+    # train() is also a trainer's: evidence only together with a call.
+    assert lines(head + "    model.train()\n    return model.fc.weight.numpy()\n") == []
+    # pandas' DataFrame.eval takes an expression: not a module's eval().
+    pandas = "import torch\n\n\ndef evaluate(frame):\n    frame.eval('a + b')\n    return frame.x.data\n"
+    assert lines(pandas) == []
+
+
+def test_plain_class_instances_are_not_duck_typed() -> None:
+    source = (
+        "import torch\n\n\nclass Model:\n    def eval(self):\n        return self\n\n\n"
+        "def run(model):\n    model.eval()\n    return model.weight.data\n\n\nrun(Model())\n"
+    )
+    assert lines(source) == []
+
+
+def test_loader_batches_are_tensors_without_grad() -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader([])\n"
+        "for x, y in loader:\n    a = y.data\n    b = x.numpy()\n"
+    )
+    assert lines(source) == [(5, "DET103")]
+
+
+def test_alias_through_a_helper_and_views() -> None:
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"
+        "images = np.ones((2, 3))\n"
+    )
+    assert lines(source + "t = to_torch(images).T[0]\nt += 1\nprint(images)\n") == [(11, "DET105")]
+    assert lines(source + "t = to_torch(images).float()\nt += 1\nprint(images)\n") == []
+    assert lines(source + "t = to_torch(images)[[0]]\nt += 1\nprint(images)\n") == []
