@@ -139,3 +139,19 @@ def test_alias_through_a_helper_and_views() -> None:
     assert lines(source + "t = to_torch(images).T[0]\nt += 1\nprint(images)\n") == [(11, "DET105")]
     assert lines(source + "t = to_torch(images).float()\nt += 1\nprint(images)\n") == []
     assert lines(source + "t = to_torch(images)[[0]]\nt += 1\nprint(images)\n") == []
+
+
+def test_module_buffers_are_tensors_that_do_not_require_grad() -> None:
+    source = "import torch\nbn = torch.nn.BatchNorm1d(3)\n"
+    assert lines(source + "a = bn.running_mean.numpy()\nb = bn.weight.numpy()\n") == [(4, "DET101")]
+    assert lines(source + "bn.running_var.data.fill_(1)\n") == [(3, "DET103")]
+
+
+def test_instances_dispatch_to_their_class_methods_with_the_constructor_arguments() -> None:
+    source = (
+        "import numpy as np\nimport torch\n\n\nclass Client:\n    def __init__(self, net):\n"
+        "        self.net = net\n\n    def score(self, x):\n        return self.net(x)\n\n\n"
+        "client = Client(torch.nn.Linear(2, 2))\n"
+    )
+    assert lines(source + "np.mean([client.score(torch.ones(2))])\n") == [(14, "DET106")]
+    assert lines(source + "with torch.no_grad():\n    np.mean([client.score(torch.ones(2))])\n") == []

@@ -13,7 +13,7 @@ import libcst as cst
 
 from . import semantics as sem
 from .facts import ConvertingCall
-from .scopes import Env, FunctionInfo
+from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
 from .syntax import receiver_name as syntax_receiver_name
 from .values import EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all
@@ -71,6 +71,10 @@ class CallEvaluator:
                     known = env.cls.attrs.get(method)
                     if known is not None:
                         return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method))
+            if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
+                info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
+                if info is not None:
+                    return self.interp.grad_mode_result(self.interp.call_function(info, node, positional, keywords))
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
                 self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
             if method in sem.AXES_FACTORIES and method not in ("axes",):
@@ -80,11 +84,23 @@ class CallEvaluator:
         callee = self.interp.eval(func, env)
         if callee.has(Flag.FUNCTION) and isinstance(callee.callee, FunctionInfo):
             return self.interp.grad_mode_result(self.interp.call_function(callee.callee, node, positional, keywords))
+        if isinstance(callee.callee, ClassInfo):
+            return self._instantiate(callee, callee.callee, node, positional, keywords)
         if isinstance(func, cst.Name):
             builtin = self._call_builtin(func.value, callee, positional, env)
             if builtin is not None:
                 return builtin
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written))
+
+    def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
+                     keywords: dict[str, Value]) -> Value:
+        """`Client(model)`: runs `__init__` with the arguments (its `self.x = ...` fill the class's
+        fields) and gives an instance whose method calls go to the class's methods."""
+        init = cls.methods.get("__init__")
+        if init is not None:
+            self.interp.call_function(init, node, positional, keywords)
+        kind = self._call_value(callee, positional, keywords, cls.name)
+        return Value(kind.flags | Flag.INSTANCE, callee=cls)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
                     name: str | None) -> Value:

@@ -270,7 +270,7 @@ class ExpressionEvaluator:
         self.interp.aliases.note_read(node.value, env)
         found = env.lookup(node.value)
         if found is not None and (found.flags or not sem.is_device_name(node.value)):
-            if found.flags & Flag.FUNCTION and isinstance(found.callee, FunctionInfo):
+            if found.callee is not None and isinstance(found.callee, FunctionInfo):
                 found.callee.references += 1  # a call counts one call too; anything else escapes
             if found.device_if is not None and self.interp.assumed.get(found.device_if) is False:
                 return found.unless(found.device_if)  # moved under `if use_gpu:`; use_gpu is false here
@@ -316,6 +316,8 @@ class ExpressionEvaluator:
         if base.has(Flag.MODULE):
             if attr in ("training", "device", "dtype"):
                 return EMPTY
+            if attr in sem.MODULE_BUFFERS:  # a buffer: a tensor of the module that never requires grad
+                return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
             parameter = Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD, origin=f"parameter '{attr}'")
             return parameter.with_device_of(base)
         if base.has(TENSOR_FLOW):

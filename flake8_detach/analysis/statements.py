@@ -210,7 +210,7 @@ class StatementExecutor:
             kind = Flag.PLAIN_CLASS  # `class Box:` / `class Box(object):`: its instances are no tensors
         else:
             kind = Flag.NONE  # a base the file cannot see into: it may be a module
-        env.vars[node.name.value] = Value(kind)
+        env.vars[node.name.value] = Value(kind, callee=info)
 
     def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
         small = line.body[0]

@@ -7,29 +7,35 @@ positive evidence (a flag that is set), never on the absence of one.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 
-class Flag(enum.IntFlag):
+class Flag:
+    """The bits of evidence a value carries.
+
+    Plain ints, not an `enum.IntFlag`: the walk combines flags millions of times on a large
+    project, and each enum operator costs a microsecond (most of the interpreter's own time).
+    """
+
     NONE = 0
-    TENSOR = enum.auto()  # evidence that this is a torch.Tensor
-    GRAD = enum.auto()  # may require grad (model output, parameter, requires_grad=True, ...)
-    UNKNOWN_ARG = enum.auto()  # a function parameter of unknown origin: may require grad
-    DEVICE = enum.auto()  # may live on a non-CPU device
-    MODULE = enum.auto()  # an nn.Module instance: calling it yields a grad tensor
-    PARAMS = enum.auto()  # an iterable of parameters (model.parameters())
-    DEVICE_SPEC = enum.auto()  # a device that may be a GPU ("cuda", torch.device(...))
-    CPU_SPEC = enum.auto()  # the CPU device ("cpu", torch.device("cpu"))
-    NDARRAY = enum.auto()  # a NumPy array (from .numpy(), np.* calls)
-    MODULE_CLASS = enum.auto()  # a class that subclasses nn.Module (instantiating gives MODULE)
-    CONTAINER = enum.auto()  # a list/tuple/dict whose elements are described by `elem`
-    AXES = enum.auto()  # a matplotlib Axes (or an array of them): its plotting methods convert
-    FUNCTION = enum.auto()  # a function defined in this module (`callee` says which)
-    NOT_TENSOR = enum.auto()  # evidence against: annotated with a non-tensor type
-    DEVICE_FLAG = enum.auto()  # a bool that says whether a GPU is used (`torch.cuda.is_available()`)
-    PLAIN_CLASS = enum.auto()  # a class of this module with no base: its instances are NOT_TENSOR
-    MODULE_HINT = enum.auto()  # a parameter given `.train()`/`.zero_grad()`: a module if it is called
+    TENSOR = 1 << 0  # evidence that this is a torch.Tensor
+    GRAD = 1 << 1  # may require grad (model output, parameter, requires_grad=True, ...)
+    UNKNOWN_ARG = 1 << 2  # a function parameter of unknown origin: may require grad
+    DEVICE = 1 << 3  # may live on a non-CPU device
+    MODULE = 1 << 4  # an nn.Module instance: calling it yields a grad tensor
+    PARAMS = 1 << 5  # an iterable of parameters (model.parameters())
+    DEVICE_SPEC = 1 << 6  # a device that may be a GPU ("cuda", torch.device(...))
+    CPU_SPEC = 1 << 7  # the CPU device ("cpu", torch.device("cpu"))
+    NDARRAY = 1 << 8  # a NumPy array (from .numpy(), np.* calls)
+    MODULE_CLASS = 1 << 9  # a class that subclasses nn.Module (instantiating gives MODULE)
+    CONTAINER = 1 << 10  # a list/tuple/dict whose elements are described by `elem`
+    AXES = 1 << 11  # a matplotlib Axes (or an array of them): its plotting methods convert
+    FUNCTION = 1 << 12  # a function defined in this module (`callee` says which)
+    NOT_TENSOR = 1 << 13  # evidence against: annotated with a non-tensor type
+    DEVICE_FLAG = 1 << 14  # a bool that says whether a GPU is used (`torch.cuda.is_available()`)
+    PLAIN_CLASS = 1 << 15  # a class of this module with no base: its instances are NOT_TENSOR
+    INSTANCE = 1 << 16  # an instance of a class of this module (`callee` is the class)
+    MODULE_HINT = 1 << 17  # a parameter given `.train()`/`.zero_grad()`: a module if it is called
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -40,7 +46,7 @@ GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 
 @dataclass(frozen=True)
 class Value:
-    flags: Flag = Flag.NONE
+    flags: int = Flag.NONE
     # Known positional structure (tuple results such as ``out.max(1)``).
     items: tuple[Value, ...] | None = None
     # What the elements of a container or iterable are.
@@ -55,7 +61,7 @@ class Value:
     # moved under `if use_gpu:`. Where the walk knows the flag is false, DEVICE is dropped.
     device_if: str | None = None
 
-    def has(self, flag: Flag) -> bool:
+    def has(self, flag: int) -> bool:
         return bool(self.flags & flag)
 
     @property
@@ -71,7 +77,7 @@ class Value:
         """Evidence that the value is a torch tensor (not an ndarray or other object)."""
         return self.has(Flag.TENSOR | Flag.GRAD | Flag.DEVICE)
 
-    def with_flags(self, add: Flag = Flag.NONE, remove: Flag = Flag.NONE) -> Value:
+    def with_flags(self, add: int = Flag.NONE, remove: int = Flag.NONE) -> Value:
         flags = (self.flags | add) & ~remove
         if flags == self.flags:
             return self
@@ -156,6 +162,8 @@ def passed_by(value: Value, call: object) -> Value:
 
 def _merge_device_if(a: Value, b: Value) -> str | None:
     """The flag a merged DEVICE needs: only one that both sides' DEVICE need (or the one side's)."""
+    if a.device_if is None and b.device_if is None:
+        return None
     a_device = a.flags & Flag.DEVICE
     b_device = b.flags & Flag.DEVICE
     if a_device and b_device:

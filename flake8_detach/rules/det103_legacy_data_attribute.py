@@ -43,7 +43,10 @@ class LegacyDataAttribute(Rule):
     what_it_does = (
         "Flags `.data` on a value the file shows is a tensor (a parameter, a model output, a "
         "tensor-only method right after it such as `.numpy()`, `.cpu()`, `.add_()`), in reads, "
-        "in-place writes and assignments. `self.data` of a Dataset is not a tensor and is never flagged."
+        "in-place writes and assignments. `self.data` of a Dataset is not a tensor and is never flagged. "
+        "The evidence includes how the file uses an object: the parameters of a name given "
+        "`.parameters()`/`.named_parameters()` (a module), the batches of a `DataLoader`, a module's "
+        "buffers (`running_mean`, `running_var`: tensors that never require grad)."
     )
     why_bad = (
         "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "

@@ -32,7 +32,9 @@ class ImplicitNumpyConversion(Rule):
         "converts it to a NumPy array for you: `np.asarray`, `np.array`, NumPy ufuncs and "
         "functions (`np.exp`, `np.vstack`, `np.concatenate`, ...), NumPy reductions of a list of "
         "tensors (`np.mean(losses)`), matplotlib plotting (`plt.plot`, `ax.scatter`, `plt.imshow`), "
-        "and `pd.DataFrame` / `pd.Series`; also a list, tuple or dict holding such values."
+        "and `pd.DataFrame` / `pd.Series`; also a list, tuple or dict holding such values. Values "
+        "are followed through the classes of the file: `Client()` runs `__init__` with its "
+        "arguments, and `client.score(x)` is the class's method with the instance's fields."
     )
     why_bad = (
         "These libraries call `Tensor.__array__`, that is `.numpy()`, on what you pass them, so "
