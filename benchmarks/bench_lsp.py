@@ -17,6 +17,7 @@ import asyncio
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 
 from lsprotocol import types
 from pygls.workspace import Workspace
@@ -45,13 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     server.workspace.put_text_document(types.TextDocumentItem(uri=URI, language_id="python", version=1, text=source))
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=args.lines, character=0))
 
-    def request(only: list[str] | None) -> types.CodeActionParams:
+    def request(only: Sequence[str] | None) -> types.CodeActionParams:
         return types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=URI), range=whole,
-            context=types.CodeActionContext(diagnostics=[], only=only),
+            context=types.CodeActionContext(diagnostics=[], only=list(only) if only is not None else None),
         )
 
-    async def timed(only: list[str] | None, cached: bool) -> tuple[float, int]:
+    async def timed(only: Sequence[str] | None, cached: bool) -> tuple[float, int]:
         if not cached:
             server.results.clear()
         start = time.perf_counter()

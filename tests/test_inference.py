@@ -155,3 +155,13 @@ def test_instances_dispatch_to_their_class_methods_with_the_constructor_argument
     )
     assert lines(source + "np.mean([client.score(torch.ones(2))])\n") == [(14, "DET106")]
     assert lines(source + "with torch.no_grad():\n    np.mean([client.score(torch.ones(2))])\n") == []
+
+
+def test_calling_an_instance_of_a_module_class_is_a_forward_pass_not_a_new_instance() -> None:
+    source = (
+        "import matplotlib.pyplot as plt\nimport torch\n\n\nclass Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x\n\n\nmodel = Net()\n"
+        "with torch.inference_mode():\n    preds = model(torch.ones(2))\nplt.plot(preds)\n"
+    )
+    assert lines(source) == []
+    assert lines(source + "plt.plot(model(torch.ones(2)))\n") == [(14, "DET106")]

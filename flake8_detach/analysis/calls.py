@@ -84,7 +84,7 @@ class CallEvaluator:
         callee = self.interp.eval(func, env)
         if callee.has(Flag.FUNCTION) and isinstance(callee.callee, FunctionInfo):
             return self.interp.grad_mode_result(self.interp.call_function(callee.callee, node, positional, keywords))
-        if isinstance(callee.callee, ClassInfo):
+        if isinstance(callee.callee, ClassInfo) and not callee.has(Flag.INSTANCE):  # the class, not an instance
             return self._instantiate(callee, callee.callee, node, positional, keywords)
         if isinstance(func, cst.Name):
             builtin = self._call_builtin(func.value, callee, positional, env)

@@ -1,0 +1,36 @@
+"""Dump an engine's diagnostics over a corpus, for the recall review (`recall_sites.py`).
+
+Usage: PYTHONPATH=CHECKOUT python benchmarks/review/flagged.py CORPUS OUT.json
+
+Reads `.py` files and notebooks (through the notebook front, so line numbers are those of the
+assembled source) and writes {path: [[line, column, code], ...]}. Run it once per engine (a
+checkout on PYTHONPATH) to compare before and after on the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from flake8_detach.engine import AnalysisError, analyze
+from flake8_detach.notebooks import NotebookError, NotebookSkipped, read_notebook
+
+
+def main(corpus: str, out: str) -> None:
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for path in sorted(Path(corpus).rglob("*")):
+        if path.suffix not in (".py", ".ipynb"):
+            continue
+        try:
+            source = read_notebook(path).source if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+            diagnostics = analyze(source).diagnostics
+        except (AnalysisError, NotebookError, NotebookSkipped, UnicodeDecodeError, SyntaxError, ValueError):
+            continue  # what a user's flake8 run would report as an error or skip
+        found[str(path)] = [(d.line, d.column, d.code) for d in diagnostics]
+    Path(out).write_text(json.dumps(found))
+    print(f"{len(found)} files, {sum(len(v) for v in found.values())} diagnostics")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
