@@ -165,3 +165,10 @@ def test_calling_an_instance_of_a_module_class_is_a_forward_pass_not_a_new_insta
     )
     assert lines(source) == []
     assert lines(source + "plt.plot(model(torch.ones(2)))\n") == [(14, "DET106")]
+
+
+def test_a_branch_that_returns_does_not_reach_the_code_after_it() -> None:
+    head = "import torch\n\n\ndef to_numpy(t):\n"
+    assert lines(head + "    if t.requires_grad:\n        return t.detach().numpy()\n    return t.numpy()\n") == []
+    assert lines(head + "    if t.requires_grad:\n        print(t)\n    return t.numpy()\n") == [(7, "DET101")]
+    assert lines(head + "    if t.is_cuda:\n        raise ValueError(t)\n    return t.cuda().cpu().numpy()\n") == [(7, "DET101")]

@@ -61,15 +61,21 @@ class StatementExecutor:
             elif isinstance(child, cst.BaseSuite):
                 self.exec_block(child, env)
 
-    def alternatives(self, env: Env, branches: Sequence[Callable[[], object]]) -> None:
-        """Run each branch from the same state; afterwards a name may hold what any branch left."""
+    def alternatives(self, env: Env, branches: Sequence[Callable[[], object]],
+                     exits: Sequence[bool] = ()) -> None:
+        """Run each branch from the same state; afterwards a name may hold what any branch left.
+
+        A branch that always leaves (`return`, `raise`, `continue`, `break` at its end; `exits`)
+        leaves nothing for the code after it: `if t.requires_grad: return t.detach().numpy()`.
+        """
         start = env.snapshot()
         ends = []
-        for branch in branches:
+        for index, branch in enumerate(branches):
             env.vars = dict(start)
             branch()
-            ends.append(env.snapshot())
-        env.join(*ends)
+            if not (index < len(exits) and exits[index]):
+                ends.append(env.snapshot())
+        env.join(*(ends or [env.snapshot()]))
 
     # ------------------------------------------------------ compound statements
     def _exec_line(self, node: cst.SimpleStatementLine | cst.SimpleStatementSuite, env: Env) -> None:
@@ -97,7 +103,8 @@ class StatementExecutor:
         if body_flags or orelse_flags:  # `if use_gpu:`: follow the flag's value into each branch
             body = partial(self._assuming, body_flags, body, env)
             orelse = partial(self._assuming, orelse_flags, orelse, env)
-        self.alternatives(env, [body, orelse])
+        orelse_exits = isinstance(node.orelse, cst.Else) and _always_leaves(node.orelse.body)
+        self.alternatives(env, [body, orelse], exits=(_always_leaves(node.body), orelse_exits))
 
     def _assuming(self, assumptions: Assumptions, branch: Callable[[], object], env: Env) -> None:
         """Run a branch where device flags are known; its names leave it marked accordingly."""
@@ -370,3 +377,17 @@ _SMALL: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] =
 
 def _is_object_base(base: cst.BaseExpression) -> bool:
     return isinstance(base, cst.Name) and base.value == "object"
+
+
+_LEAVING = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _always_leaves(body: cst.BaseSuite) -> bool:
+    """Whether a block ends in `return`, `raise`, `continue` or `break` (so nothing falls through)."""
+    statements = body.body
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], _LEAVING)
+    return isinstance(body, cst.SimpleStatementSuite) and isinstance(statements[-1], _LEAVING)

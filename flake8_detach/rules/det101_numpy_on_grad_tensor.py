@@ -29,7 +29,8 @@ class NumpyOnGradTensor(Rule):
         "file calls, or that escapes (a callback, a decorated function, a `*args` call), is "
         "caller-dependent, and the message says so. A name is a module when the file uses it as "
         "one: `.eval()`, `.parameters()`, `.named_parameters()`, or `.train()` and a call; `t.numpy() "
-        "if not t.requires_grad else ...` guards are followed."
+        "if not t.requires_grad else ...` guards are followed, and so is a branch that returns "
+        "(`if t.requires_grad: return t.detach().numpy()`)."
     )
     why_bad = (
         "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
