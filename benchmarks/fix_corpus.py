@@ -33,7 +33,8 @@ And these figures, each of which must be 0 (exit status 1 otherwise):
   file's configuration, on the files the CLI discovers, ``# noqa`` honoured as the fixer does)
   still reports a diagnostic that carries a fix. With ``--unsafe-fixes`` every fix, safe or not,
   should have been applied. Files the fixer refuses (it reports an error, e.g. libcst cannot
-  print them back byte for byte) are listed apart, as "refused", and do not count.
+  print them back byte for byte, or a notebook's JSON is not laid out as Jupyter writes it) are
+  listed apart, as "refused", and do not count.
 - chains a person would not write: the fixed text gained an occurrence (per file and pattern, the
   count in the final text exceeds the count in the original) of ``.detach().detach()``,
   ``.cpu().cpu()``, ``.detach().clone().detach()``, ``.data.detach()``, ``.detach().data``,
@@ -482,6 +483,11 @@ def no_grad_findings(path: str, final: str, added: set[int]) -> list[str]:
 
 def audit_fixable_left(copy: Path, report: CorpusReport) -> None:
     """Diagnostics with a fix that remain on the files the CLI discovers (noqa honoured)."""
+    cli_errors = {}  # path -> the error the CLI printed for it
+    for line in report.fix_errors:
+        where, _, error = line.partition("] ")[2].partition(": error: ")
+        if error:
+            cli_errors[where] = error
     resolver = ConfigResolver()
     config = discover_config(copy)
     for path in discover([copy], config.extend_exclude, config.root):
@@ -501,7 +507,9 @@ def audit_fixable_left(copy: Path, report: CorpusReport) -> None:
         left = [d for d in diagnostics if d.fix is not None]
         if not left:
             continue
-        error_text = fix_source(text, settings, unsafe=True).error
+        # Refused by the fixer itself, or by the front that writes the file (a notebook whose JSON
+        # is not laid out as Jupyter writes it is not rewritten): either way the CLI said why.
+        error_text = fix_source(text, settings, unsafe=True).error or cli_errors.get(str(path))
         target = report.refused if error_text is not None else report.fixable_left
         for diagnostic in left:
             safety = "safe" if diagnostic.fix is not None and diagnostic.fix.safe else "unsafe"

@@ -172,3 +172,13 @@ def test_a_branch_that_returns_does_not_reach_the_code_after_it() -> None:
     assert lines(head + "    if t.requires_grad:\n        return t.detach().numpy()\n    return t.numpy()\n") == []
     assert lines(head + "    if t.requires_grad:\n        print(t)\n    return t.numpy()\n") == [(7, "DET101")]
     assert lines(head + "    if t.is_cuda:\n        raise ValueError(t)\n    return t.cuda().cpu().numpy()\n") == [(7, "DET101")]
+
+
+def test_isinstance_with_a_torch_class_says_what_the_value_is() -> None:
+    head = "import torch\nfrom torch import nn\n\n\ndef init(m):\n"
+    assert lines(head + "    if isinstance(m, (nn.Conv2d, nn.Linear)):\n        m.weight.data.normal_()\n") == [(7, "DET103")]
+    assert lines(head + "    if isinstance(m, nn.modules.batchnorm._BatchNorm):\n        m.running_mean.data.zero_()\n") == [(7, "DET103")]
+    assert lines(head + "    if isinstance(m, nn.Parameter):\n        return m.numpy()\n    return m\n") == [(7, "DET101")]
+    assert lines(head + "    if isinstance(m, torch.Tensor):\n        m.data.zero_()\n") == [(7, "DET103")]
+    # Not a torch class: the `.data` is the box's own field.
+    assert lines(head + "    if isinstance(m, dict) and m.data:\n        pass\n") == []

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from . import semantics as sem
-from .guards import device_flag_assumptions, device_test, non_tensor_isinstance, requires_grad_test
+from .guards import device_flag_assumptions, device_test, isinstance_refinement, requires_grad_test
 from .scopes import Env, FunctionInfo
 from .syntax import all_params
 from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
@@ -133,16 +133,17 @@ class ExpressionEvaluator:
 
     def _eval_boolean_operation(self, node: cst.BooleanOperation, env: Env) -> Value:
         left = self.eval(node.left, env)
-        boxed = non_tensor_isinstance(node.left, self.imports) if isinstance(node.operator, cst.And) else None
-        if boxed is None:
+        known = isinstance_refinement(node.left, self.imports) if isinstance(node.operator, cst.And) else None
+        if known is None:
             return left.merge(self.eval(node.right, env))
-        saved = env.vars.get(boxed)  # `isinstance(x, Box) and x.data`: x is a Box on the right
-        self.interp.statements.refine_not_tensor(boxed, env)
+        name, value = known  # `isinstance(x, Box) and x.data`: x is a Box on the right
+        saved = env.vars.get(name)
+        self.interp.statements.refine_to(name, value, env)
         right = self.eval(node.right, env)
         if saved is None:
-            env.vars.pop(boxed, None)
+            env.vars.pop(name, None)
         else:
-            env.vars[boxed] = saved
+            env.vars[name] = saved
         return left.merge(right)
 
     def _eval_comparison(self, node: cst.Comparison, env: Env) -> Value:

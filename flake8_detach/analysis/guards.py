@@ -15,6 +15,7 @@ import libcst as cst
 from . import semantics as sem
 from .imports import ImportTable
 from .syntax import dotted, literal_bool
+from .values import Flag, Value
 
 
 def requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
@@ -30,20 +31,32 @@ def requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
     return None, False
 
 
-def non_tensor_isinstance(test: cst.BaseExpression, imports: ImportTable) -> str | None:
-    """`isinstance(x, TensorBox)` with a class that is not a tensor class: returns "x"."""
+def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tuple[str, Value] | None:
+    """What `isinstance(x, C)` says about `x` where it holds: ("x", what x is), or None.
+
+    A torch.nn module class (`nn.Conv2d`, `(nn.Linear, nn.Embedding)`, `_BatchNorm`): a module. A
+    tensor class: a tensor (`nn.Parameter`: one that requires grad). Any other class the test names
+    (an IR box, a record): not a tensor. A mix, or a class it cannot name: nothing.
+    """
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return non_tensor_isinstance(test.left, imports) or non_tensor_isinstance(test.right, imports)
+        return isinstance_refinement(test.left, imports) or isinstance_refinement(test.right, imports)
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
         return None
+    name = test.args[0].value.value
     classes = test.args[1].value
     candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-    for candidate in candidates:
-        qualified = imports.resolve(candidate) or dotted(candidate) or ""
-        if qualified.rsplit(".", 1)[-1] in sem.TENSOR_CLASSES or qualified in ("", "torch"):
-            return None  # a tensor class, or something we cannot name
-    return test.args[0].value.value
+    qualified = [imports.resolve(c) or dotted(c) or "" for c in candidates]
+    if all(sem.is_nn_module_class(q, private=True) for q in qualified):
+        return name, Value(Flag.MODULE)
+    lasts = [q.rsplit(".", 1)[-1] for q in qualified]
+    if all(last in sem.TENSOR_CLASSES for last in lasts):
+        grad = Flag.GRAD if all(last in sem.PARAMETER_CLASSES for last in lasts) else Flag.NONE
+        return name, Value(Flag.TENSOR | grad, origin="parameter" if grad else None)
+    if any(last in sem.TENSOR_CLASSES or q in ("", "torch") or sem.is_nn_module_class(q, private=True)
+           for q, last in zip(qualified, lasts)):
+        return None  # a mix, or something we cannot name
+    return name, Value(Flag.NOT_TENSOR)
 
 
 def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: frozenset[str]) -> bool | None:

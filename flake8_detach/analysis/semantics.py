@@ -91,11 +91,16 @@ def device_move(target: Value, current: Value) -> Value:
     return current
 
 
-def is_nn_module_class(qualified: str) -> bool:
-    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`: a torch.nn class that is a Module."""
+def is_nn_module_class(qualified: str, private: bool = False) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`: a torch.nn class that is a Module.
+
+    With `private`, also torch's own base classes such as `_BatchNorm` and `_ConvNd`.
+    """
     if not qualified.startswith("torch.nn."):
         return False
     last = qualified.rsplit(".", 1)[-1]
+    if private:
+        last = last.lstrip("_")
     return last[:1].isupper() and last not in NN_NON_MODULE_CLASSES
 
 
@@ -156,6 +161,9 @@ def converting_kind(qualified: str) -> str | None:
 TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "UninitializedParameter", "Buffer", "FloatTensor",
                             "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor",
                             "ByteTensor", "Variable", "DTensor", "FakeTensor", "FunctionalTensor"})
+
+# Tensor classes whose instances require grad unless told otherwise.
+PARAMETER_CLASSES = frozenset({"Parameter", "UninitializedParameter"})
 
 # Methods that only a tensor has: on `model.fc.weight` (a submodule or a parameter, as far as the
 # file shows) they settle it as a parameter.

@@ -18,7 +18,7 @@ from .guards import (
     Assumptions,
     device_flag_assumptions,
     device_test,
-    non_tensor_isinstance,
+    isinstance_refinement,
     requires_grad_test,
     then,
 )
@@ -92,9 +92,9 @@ class StatementExecutor:
         if no_grad_name is not None:  # `if t.requires_grad:` ... `else:` t does not require grad
             refine = partial(self.refine_no_grad, no_grad_name, env)
             body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
-        boxed = non_tensor_isinstance(node.test, self.imports)
-        if boxed is not None:  # `if isinstance(x, TensorBox):` x is no tensor in the body
-            body = then(partial(self.refine_not_tensor, boxed, env), body)
+        known = isinstance_refinement(node.test, self.imports)
+        if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
+            body = then(partial(self.refine_to, known[0], known[1], env), body)
         on_cpu_name, in_body = device_test(node.test)
         if on_cpu_name is not None:  # `if t.is_cuda:` ... `else:` t is on the CPU
             refine = partial(self.refine_on_cpu, on_cpu_name, env)
@@ -248,9 +248,9 @@ class StatementExecutor:
         self.interp.eval(node.test, env)
         if node.msg is not None:
             self.interp.eval(node.msg, env)
-        boxed = non_tensor_isinstance(node.test, self.imports)
-        if boxed is not None:
-            self.refine_not_tensor(boxed, env)
+        known = isinstance_refinement(node.test, self.imports)
+        if known is not None:
+            self.refine_to(known[0], known[1], env)
 
     def _exec_assign(self, node: cst.Assign, env: Env) -> None:
         value = self.interp.eval(node.value, env)
@@ -335,8 +335,10 @@ class StatementExecutor:
 
     # ------------------------------------------------------------ refinements
     @staticmethod
-    def refine_not_tensor(name: str, env: Env) -> None:
-        env.vars[name] = Value(Flag.NOT_TENSOR)
+    def refine_to(name: str, value: Value, env: Env) -> None:
+        """Where a test holds, `name` is `value` (living where it lived)."""
+        old = env.lookup(name)
+        env.vars[name] = value.with_device_of(old) if old is not None and value.has(Flag.MODULE | Flag.TENSOR) else value
 
     @staticmethod
     def refine_on_cpu(name: str, env: Env) -> None:

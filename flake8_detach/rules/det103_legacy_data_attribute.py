@@ -46,7 +46,8 @@ class LegacyDataAttribute(Rule):
         "in-place writes and assignments. `self.data` of a Dataset is not a tensor and is never flagged. "
         "The evidence includes how the file uses an object: the parameters of a name given "
         "`.parameters()`/`.named_parameters()` (a module), the batches of a `DataLoader`, a module's "
-        "buffers (`running_mean`, `running_var`: tensors that never require grad)."
+        "buffers (`running_mean`, `running_var`: tensors that never require grad), and an "
+        "`isinstance(m, nn.Conv2d)` or `isinstance(t, torch.Tensor)` test around the use."
     )
     why_bad = (
         "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "
