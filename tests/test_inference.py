@@ -182,3 +182,25 @@ def test_isinstance_with_a_torch_class_says_what_the_value_is() -> None:
     assert lines(head + "    if isinstance(m, torch.Tensor):\n        m.data.zero_()\n") == [(7, "DET103")]
     # Not a torch class: the `.data` is the box's own field.
     assert lines(head + "    if isinstance(m, dict) and m.data:\n        pass\n") == []
+
+
+def test_weight_of_an_unknown_parameter_is_as_unknown_as_the_parameter() -> None:
+    head = "import torch\n\n\ndef weights(model):\n"
+    (diagnostic,) = check_source(head + "    return model.weight.numpy()\n")
+    assert diagnostic.line == 5 and diagnostic.message.endswith(CALLER_DEPENDENT_NOTE)
+    # Other attributes of a configuration object stay unknown, not tensors.
+    assert lines(head + "    return (torch.zeros(3) * model.scale).numpy()\n") == []
+    # With a caller in the file, the caller decides.
+    called = head + "    return model.weight.numpy()\n\n\nweights(torch.nn.Linear(2, 2))\n"
+    assert lines(called) == [(5, "DET101")]
+
+
+def test_attribute_from_a_factory_called_with_a_tensor_is_a_submodule() -> None:
+    source = (
+        "import torch\nfrom torch import nn\nfrom timm.layers import create_conv2d\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.conv = create_conv2d(3, 3, 3)\n\n"
+        "    def reparam(self, kernel):\n        self.conv.weight.data = kernel\n\n"
+        "    def forward(self, x):\n        return self.conv({arg})\n"
+    )
+    assert lines(source.format(arg="x")) == [(12, "DET103")]
+    assert lines(source.format(arg="'text'")) == []

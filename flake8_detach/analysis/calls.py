@@ -70,6 +70,7 @@ class CallEvaluator:
                         return self.interp.grad_mode_result(self.interp.call_function(info, node, positional, keywords))
                     known = env.cls.attrs.get(method)
                     if known is not None:
+                        known = _submodule_by_use(env.cls, method, known, positional)
                         return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method))
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
@@ -322,3 +323,17 @@ def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bo
 def _module_call_signature(method: str, node: cst.Call) -> bool:
     """`model.eval()` takes no argument (`df.eval("a + b")` is pandas); the others are as written."""
     return not (method == "eval" and node.args)
+
+
+def _submodule_by_use(cls: ClassInfo, attr: str, known: Value, positional: list[Value]) -> Value:
+    """`self.conv = create_conv2d(...)` (a factory the file cannot see into), then `self.conv(x)`
+    with a tensor in a module's method: `self.conv` is a submodule, so `self.conv.weight` is a
+    parameter. The methods that read it before this call are analysed again (`missed`)."""
+    if not cls.is_module or known.flags != Flag.NONE or known.callee is not None:
+        return known
+    if not any(value.has(Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE) for value in positional[:1]):
+        return known
+    module = Value(Flag.MODULE, origin=f"submodule '{attr}'")
+    cls.attrs[attr] = module
+    cls.missed.add(attr)
+    return module

@@ -214,3 +214,6 @@ DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datal
 
 # Buffers of torch.nn's normalisation layers: tensors a module holds that never require grad.
 MODULE_BUFFERS = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+
+# Attributes that hold a module's parameters: on a value of unknown origin, as unknown as it is.
+PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})

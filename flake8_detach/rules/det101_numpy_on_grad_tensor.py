@@ -27,7 +27,7 @@ class NumpyOnGradTensor(Rule):
         "helper's parameter of unknown origin. A helper the file calls is judged by what its calls "
         "pass (joined over the call sites, the message names the call); only one nothing in the "
         "file calls, or that escapes (a callback, a decorated function, a `*args` call), is "
-        "caller-dependent, and the message says so. A name is a module when the file uses it as "
+        "caller-dependent, and the message says so (so is `model.weight` of such a parameter). A name is a module when the file uses it as "
         "one: `.eval()`, `.parameters()`, `.named_parameters()`, or `.train()` and a call; `t.numpy() "
         "if not t.requires_grad else ...` guards are followed, and so is a branch that returns "
         "(`if t.requires_grad: return t.detach().numpy()`)."

@@ -47,7 +47,9 @@ class LegacyDataAttribute(Rule):
         "The evidence includes how the file uses an object: the parameters of a name given "
         "`.parameters()`/`.named_parameters()` (a module), the batches of a `DataLoader`, a module's "
         "buffers (`running_mean`, `running_var`: tensors that never require grad), and an "
-        "`isinstance(m, nn.Conv2d)` or `isinstance(t, torch.Tensor)` test around the use."
+        "`isinstance(m, nn.Conv2d)` or `isinstance(t, torch.Tensor)` test around the use, and a "
+        "module's attribute built by a factory the file cannot see into (`self.conv = "
+        "create_conv2d(...)`) that a method calls with a tensor (`self.conv(x)`): a submodule."
     )
     why_bad = (
         "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "
