@@ -204,3 +204,12 @@ def test_attribute_from_a_factory_called_with_a_tensor_is_a_submodule() -> None:
     )
     assert lines(source.format(arg="x")) == [(12, "DET103")]
     assert lines(source.format(arg="'text'")) == []
+
+
+def test_weight_data_of_an_unknown_parameter_is_a_caller_dependent_write() -> None:
+    source = "import torch\n\n\ndef reparam(block, kernel):\n    block.conv.weight.data = kernel\n"
+    (diagnostic,) = check_source(source)
+    assert diagnostic.code == "DET103" and "depends on the caller" in diagnostic.message
+    # Judged by the caller when there is one: a plain object's `weight` is no parameter.
+    called = source + "\n\nclass Box:\n    pass\n\n\nbox = Box()\nreparam(box, 1)\n"
+    assert lines(called) == []

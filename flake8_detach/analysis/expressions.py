@@ -321,9 +321,12 @@ class ExpressionEvaluator:
                 return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
             parameter = Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD, origin=f"parameter '{attr}'")
             return parameter.with_device_of(base)
-        if base.flags == Flag.UNKNOWN_ARG and attr in sem.PARAMETER_ATTRIBUTES:
-            # `model.weight` of a parameter nothing in the file passes: as unknown as `model`.
-            return Value(Flag.UNKNOWN_ARG, origin=f"'{attr}' of {base.origin or 'a parameter'}")
+        if base.flags in (Flag.UNKNOWN_ARG, Flag.UNKNOWN_OBJECT):
+            # `model.weight`, `block.conv.weight` of a parameter nothing in the file passes: a
+            # Parameter if the caller passes a module, so as unknown as `model` itself.
+            if attr in sem.PARAMETER_ATTRIBUTES:
+                return Value(Flag.UNKNOWN_ARG | Flag.MAYBE_PARAMETER, origin=f"'{attr}' of {base.origin or 'a parameter'}")
+            return Value(Flag.UNKNOWN_OBJECT, origin=base.origin)
         if base.has(TENSOR_FLOW):
             return EMPTY  # a bound method or an attribute we know nothing of
         if sem.is_device_name(attr):

@@ -36,6 +36,8 @@ class Flag:
     PLAIN_CLASS = 1 << 15  # a class of this module with no base: its instances are NOT_TENSOR
     INSTANCE = 1 << 16  # an instance of a class of this module (`callee` is the class)
     MODULE_HINT = 1 << 17  # a parameter given `.train()`/`.zero_grad()`: a module if it is called
+    UNKNOWN_OBJECT = 1 << 18  # an attribute of a parameter of unknown origin (`block.conv`)
+    MAYBE_PARAMETER = 1 << 19  # `.weight`/`.bias` of one: a Parameter if the caller passes a module
 
 
 # Flags that a tensor operation carries from its operands to its result.

@@ -21,6 +21,8 @@ from .base import Invalid, Rule
 TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach", "copy_", "zero_", "fill_",
                             "normal_", "uniform_", "add_", "sub_", "mul_", "div_", "clamp_"})
 
+# `block.conv.weight.data` with `block` a parameter nothing in the file passes.
+CALLER_DEPENDENT_DATA_NOTE = " (it depends on the caller: this is a parameter's .data when the caller passes a module)"
 READ_MESSAGE = ".data is the legacy untracked view of a tensor and hides mistakes from autograd; use .detach()"
 REBIND_MESSAGE = (
     "assignment to .data swaps the tensor's storage behind autograd's back (here for another dtype, "
@@ -49,7 +51,9 @@ class LegacyDataAttribute(Rule):
         "buffers (`running_mean`, `running_var`: tensors that never require grad), and an "
         "`isinstance(m, nn.Conv2d)` or `isinstance(t, torch.Tensor)` test around the use, and a "
         "module's attribute built by a factory the file cannot see into (`self.conv = "
-        "create_conv2d(...)`) that a method calls with a tensor (`self.conv(x)`): a submodule."
+        "create_conv2d(...)`) that a method calls with a tensor (`self.conv(x)`): a submodule. "
+        "`block.conv.weight.data` of a parameter nothing in the file passes is flagged with a note "
+        "that it depends on the caller."
     )
     why_bad = (
         "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "
@@ -138,6 +142,8 @@ class LegacyDataAttribute(Rule):
             if isinstance(parent, cst.Subscript) and parent in facts.stores:
                 writes = True
             message = WRITE_MESSAGE if writes else READ_MESSAGE
+            if self._caller_dependent(facts, node):
+                message += CALLER_DEPENDENT_DATA_NOTE
             if writes:
                 fix = self._write_fix(facts, node)
                 if self._rebinds(facts, node):
@@ -154,6 +160,13 @@ class LegacyDataAttribute(Rule):
         return isinstance(small, cst.Assign) and node in facts.stores and rebinds(node.value, small.value)
 
     @classmethod
+    def _caller_dependent(cls, facts: Facts, node: cst.Attribute) -> bool:
+        """`block.conv.weight.data` of a parameter nothing in the file passes, and nothing else says so."""
+        value = facts.value_of(node.value)
+        return value.has(Flag.MAYBE_PARAMETER) and not value.has(Flag.TENSOR | Flag.GRAD) and (
+            cls._method_after(facts, node) not in TENSOR_METHODS)
+
+    @classmethod
     def _is_tensor_data(cls, facts: Facts, node: cst.Attribute) -> bool:
         """Whether the file shows that this `x.data` is a tensor's `.data` (not a Dataset's, an ndarray's)."""
         base = node.value
@@ -166,7 +179,7 @@ class LegacyDataAttribute(Rule):
         if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
             return False
         # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-        if value.has(Flag.TENSOR | Flag.GRAD) or cls._method_after(facts, node) in TENSOR_METHODS:
+        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or cls._method_after(facts, node) in TENSOR_METHODS:
             return True
         return cls._assigned_a_tensor(facts, node)
 
