@@ -213,3 +213,20 @@ def test_weight_data_of_an_unknown_parameter_is_a_caller_dependent_write() -> No
     # Judged by the caller when there is one: a plain object's `weight` is no parameter.
     called = source + "\n\nclass Box:\n    pass\n\n\nbox = Box()\nreparam(box, 1)\n"
     assert lines(called) == []
+
+
+def test_out_argument_of_a_torch_function_writes_in_place() -> None:
+    source = "import numpy as np\nimport torch\n\na = np.ones(3)\nt = torch.from_numpy(a)\n"
+    assert lines(source + "torch.add(t, 1, out=t)\nprint(a)\n") == [(6, "DET105")]
+    assert lines(source + "u = torch.add(t, 1)\nprint(a)\n") == []
+
+
+def test_instance_fields_and_properties_are_read_through_the_class() -> None:
+    source = (
+        "import numpy as np\nimport torch\n\n\nclass Client:\n    def __init__(self):\n"
+        "        self.net = torch.nn.Linear(2, 2)\n\n    @property\n    def loss(self):\n"
+        "        return self.net(torch.ones(2)).sum()\n\n\nclient = Client()\n"
+    )
+    assert lines(source + "np.mean([client.loss])\n") == [(15, "DET106")]
+    assert lines(source + "client.net.weight.numpy()\n") == [(15, "DET101")]
+    assert lines(source + "np.mean([client.loss.item()])\n") == []

@@ -143,8 +143,8 @@ class AliasTracker:
             scope = scope.parent
 
     def note_library_writes(self, qualified: str, node: cst.Call, env: Env) -> None:
-        """`np.copyto(a, ...)` and `np.add(x, y, out=a)` write into `a`."""
-        if not qualified.startswith("numpy."):
+        """`np.copyto(a, ...)`, `np.add(x, y, out=a)` and `torch.add(x, y, out=t)` write into `a`, `t`."""
+        if not qualified.startswith(("numpy.", "torch.")):
             return
         for index, arg in enumerate(node.args):
             is_destination = (arg.keyword is not None and arg.keyword.value == "out") or (

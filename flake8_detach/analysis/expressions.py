@@ -15,8 +15,8 @@ import libcst as cst
 
 from . import semantics as sem
 from .guards import device_flag_assumptions, device_test, isinstance_refinement, requires_grad_test
-from .scopes import Env, FunctionInfo
-from .syntax import all_params
+from .scopes import ClassInfo, Env, FunctionInfo
+from .syntax import all_params, is_property
 from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
@@ -290,12 +290,22 @@ class ExpressionEvaluator:
         if self.imports.resolve(node) is not None:
             return EMPTY  # torch.float32, np.pi, nn.functional: a library name
         base = self.eval(node.value, env)
+        cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
-            known = env.cls.attrs.get(attr)
+            cls = env.cls
+            known = cls.attrs.get(attr)
             if known is not None:
                 return known
-            if attr not in env.cls.methods:
-                env.cls.missed.add(attr)
+            if attr not in cls.methods:
+                cls.missed.add(attr)
+        elif base.flags & Flag.INSTANCE and isinstance(base.callee, ClassInfo):
+            cls = base.callee
+            known = cls.attrs.get(attr)
+            if known is not None:
+                return known  # `client.net`: the field the class's methods assigned
+        getter = cls.methods.get(attr) if cls is not None else None
+        if getter is not None and is_property(getter.node):
+            return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value
         return self.attribute_of(base, attr)
 
     def attribute_of(self, base: Value, attr: str) -> Value:

@@ -156,12 +156,15 @@ class Interpreter:
             self.grad_enabled, self.current_function, self.top, self.assumed = saved
             info.state = "done"
 
-    def call_function(self, info: FunctionInfo, call: cst.Call, positional: list[Value],
+    def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:
-        """Bind the call's arguments into the callee and return what it returns."""
+        """Bind the call's arguments into the callee and return what it returns.
+
+        `call` is an attribute for a property read (`client.loss`), which passes nothing.
+        """
         names, keyword_names = info.parameter_names()
         info.calls += 1
-        if any(arg.star for arg in call.args):
+        if isinstance(call, cst.Call) and any(arg.star for arg in call.args):
             info.escaped = True  # `f(*args)`: which parameter gets what is not in the file
         changed = False
         bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]

@@ -33,6 +33,11 @@ def is_static(node: cst.FunctionDef) -> bool:
     return any(decorator_name(d) == "staticmethod" for d in node.decorators)
 
 
+def is_property(node: cst.FunctionDef) -> bool:
+    return any(decorator_name(d) in ("property", "functools.cached_property", "cached_property")
+               for d in node.decorators)
+
+
 def is_classmethod(node: cst.FunctionDef) -> bool:
     return any(decorator_name(d) == "classmethod" for d in node.decorators)
 
