@@ -230,3 +230,11 @@ def test_instance_fields_and_properties_are_read_through_the_class() -> None:
     assert lines(source + "np.mean([client.loss])\n") == [(15, "DET106")]
     assert lines(source + "client.net.weight.numpy()\n") == [(15, "DET101")]
     assert lines(source + "np.mean([client.loss.item()])\n") == []
+
+
+def test_rnn_fed_a_packed_sequence_returns_one() -> None:
+    source = (
+        "import torch\nfrom torch.nn.utils import rnn as rnn_utils\nrnn = torch.nn.RNN(2, 2)\n"
+        "packed = rnn_utils.pack_sequence([torch.ones(3, 2)])\noutput_packed, hidden = rnn(packed)\n"
+    )
+    assert lines(source + "a = output_packed.data[[0]]\nb = hidden.data\n") == [(7, "DET103")]

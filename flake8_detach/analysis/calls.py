@@ -111,7 +111,11 @@ class CallEvaluator:
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE):
             output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
-            return output.with_device_of(callee, *positional, *keywords.values())
+            output = output.with_device_of(callee, *positional, *keywords.values())
+            if positional and positional[0].has(Flag.PACKED_SEQUENCE):
+                # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
+                return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
+            return output
         if callee.has(Flag.MODULE_HINT):  # `model.train()` ... `model(x)`: a module after all
             output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
             return output.with_device_of(callee, *positional, *keywords.values())
@@ -160,7 +164,7 @@ class CallEvaluator:
         if not qualified.startswith("torch."):
             return EMPTY
         if last in sem.PACKED_SEQUENCE_FUNCTIONS:
-            return Value(Flag.NOT_TENSOR)  # its `.data` field is a tensor, not Tensor.data
+            return Value(Flag.NOT_TENSOR | Flag.PACKED_SEQUENCE)  # its `.data` field is a tensor, not Tensor.data
         if qualified == "torch.device":
             target = positional[0] if positional else keywords.get("type", EMPTY)
             if target.has(Flag.CPU_SPEC) and not target.has(Flag.DEVICE_SPEC):

@@ -37,6 +37,7 @@ class Flag:
     INSTANCE = 1 << 16  # an instance of a class of this module (`callee` is the class)
     MODULE_HINT = 1 << 17  # a parameter given `.train()`/`.zero_grad()`: a module if it is called
     UNKNOWN_OBJECT = 1 << 18  # an attribute of a parameter of unknown origin (`block.conv`)
+    PACKED_SEQUENCE = 1 << 20  # an nn.utils.rnn.PackedSequence (with NOT_TENSOR): its `.data` is a field
     MAYBE_PARAMETER = 1 << 19  # `.weight`/`.bias` of one: a Parameter if the caller passes a module
 
 

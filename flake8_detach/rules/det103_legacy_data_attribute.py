@@ -179,8 +179,11 @@ class LegacyDataAttribute(Rule):
         if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
             return False
         # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or cls._method_after(facts, node) in TENSOR_METHODS:
+        after = cls._method_after(facts, node)
+        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or after in TENSOR_METHODS:
             return True
+        if after is not None and _is_in_place_method(after):
+            return True  # `p.data.addcdiv_(...)`: torch spells its in-place methods with a `_`
         return cls._assigned_a_tensor(facts, node)
 
     @classmethod
