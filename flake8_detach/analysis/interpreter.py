@@ -174,7 +174,11 @@ class Interpreter:
             if new != old:
                 info.arg_values[name] = new
                 changed = True
-        if info.state == "new" and self.depth < MAX_CALL_DEPTH:
+        # A constructor runs again at once when a call passes something new: the fields it sets
+        # are read right after (`Box(Box(x)).data`), before a queued analysis would come round.
+        again = changed and info.state == "done" and info.node.name.value == "__init__" and (
+            info.runs < MAX_RUNS_PER_FUNCTION)
+        if (info.state == "new" or again) and self.depth < MAX_CALL_DEPTH:
             self.depth += 1
             try:
                 self.analyse_function(info)
