@@ -50,11 +50,12 @@ class StatementExecutor:
             self.exec_statement(statement, env)
 
     def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
-        method = _COMPOUND.get(type(node))
+        """Any statement, compound or small: one method per kind, through `_EXECUTORS`."""
+        method = _EXECUTORS.get(type(node))
         if method is not None:
             method(self, node, env)
             return
-        # Unknown compound statement (future syntax): still evaluate what it holds.
+        # Any other statement (`del`, `global`, future syntax): still evaluate what it holds.
         for child in node.children:
             if isinstance(child, cst.BaseExpression):
                 self.interp.eval(child, env)
@@ -82,7 +83,7 @@ class StatementExecutor:
         if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
             self._note_statement_line(node)
         for small in node.body:
-            self.exec_small(small, env)
+            self.exec_statement(small, env)
 
     def _exec_if(self, node: cst.If, env: Env) -> None:
         self.interp.eval(node.test, env)
@@ -232,15 +233,6 @@ class StatementExecutor:
             self.facts.statement_lines[root] = line
 
     # --------------------------------------------------------- small statements
-    def exec_small(self, node: cst.BaseSmallStatement, env: Env) -> None:
-        method = _SMALL.get(type(node))
-        if method is not None:
-            method(self, node, env)
-            return
-        for child in node.children:
-            if isinstance(child, cst.BaseExpression):
-                self.interp.eval(child, env)
-
     def _exec_expr(self, node: cst.Expr, env: Env) -> None:
         self.interp.eval(node.value, env)
 
@@ -354,7 +346,7 @@ class StatementExecutor:
 
 
 # One method per kind of statement (libcst's node classes are final: the exact type is the key).
-_COMPOUND: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
+_EXECUTORS: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
     cst.SimpleStatementLine: StatementExecutor._exec_line,
     cst.SimpleStatementSuite: StatementExecutor._exec_line,
     cst.If: StatementExecutor._exec_if,
@@ -366,8 +358,6 @@ _COMPOUND: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]
     cst.FunctionDef: StatementExecutor._define_function,
     cst.ClassDef: StatementExecutor._define_class,
     cst.Match: StatementExecutor._exec_match,
-}
-_SMALL: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
     cst.Expr: StatementExecutor._exec_expr,
     cst.Assert: StatementExecutor._exec_assert,
     cst.Assign: StatementExecutor._exec_assign,
