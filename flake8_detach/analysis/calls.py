@@ -109,16 +109,13 @@ class CallEvaluator:
             return Value(Flag.MODULE)
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
-        if callee.has(Flag.MODULE):
+        if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
             output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if positional and positional[0].has(Flag.PACKED_SEQUENCE):
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
             return output
-        if callee.has(Flag.MODULE_HINT):  # `model.train()` ... `model(x)`: a module after all
-            output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
-            return output.with_device_of(callee, *positional, *keywords.values())
         if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
@@ -335,7 +332,7 @@ def _submodule_by_use(cls: ClassInfo, attr: str, known: Value, positional: list[
     parameter. The methods that read it before this call are analysed again (`missed`)."""
     if not cls.is_module or known.flags != Flag.NONE or known.callee is not None:
         return known
-    if not any(value.has(Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE) for value in positional[:1]):
+    if not any(value.has(TENSOR_FLOW) for value in positional[:1]):
         return known
     module = Value(Flag.MODULE, origin=f"submodule '{attr}'")
     cls.attrs[attr] = module

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from . import semantics as sem
-from .guards import device_flag_assumptions, device_test, isinstance_refinement, requires_grad_test
+from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property
 from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
@@ -133,18 +133,11 @@ class ExpressionEvaluator:
 
     def _eval_boolean_operation(self, node: cst.BooleanOperation, env: Env) -> Value:
         left = self.eval(node.left, env)
-        known = isinstance_refinement(node.left, self.imports) if isinstance(node.operator, cst.And) else None
+        known = isinstance_narrowing(node.left, self.imports) if isinstance(node.operator, cst.And) else None
         if known is None:
             return left.merge(self.eval(node.right, env))
-        name, value = known  # `isinstance(x, Box) and x.data`: x is a Box on the right
-        saved = env.vars.get(name)
-        self.interp.statements.refine_to(name, value, env)
-        right = self.eval(node.right, env)
-        if saved is None:
-            env.vars.pop(name, None)
-        else:
-            env.vars[name] = saved
-        return left.merge(right)
+        # `isinstance(x, Box) and x.data`: x is a Box on the right
+        return left.merge(self._eval_narrowed(node.right, env, [known]))
 
     def _eval_comparison(self, node: cst.Comparison, env: Env) -> Value:
         values = [self.eval(node.left, env)] + [self.eval(c.comparator, env) for c in node.comparisons]
@@ -155,35 +148,22 @@ class ExpressionEvaluator:
     def _eval_if_expression(self, node: cst.IfExp, env: Env) -> Value:
         interp = self.interp
         self.eval(node.test, env)
+        # `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in the
+        # second branch; `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU there.
+        body_narrowings, orelse_narrowings = branch_narrowings(node.test)
         body_flags, orelse_flags = device_flag_assumptions(node.test, interp.device_flag)
-        body = interp.assuming(body_flags, partial(self._eval_guarded, node.body, env, node.test, True))
-        orelse = interp.assuming(orelse_flags, partial(self._eval_guarded, node.orelse, env, node.test, False))
+        body = interp.assuming(body_flags, partial(self._eval_narrowed, node.body, env, body_narrowings))
+        orelse = interp.assuming(orelse_flags, partial(self._eval_narrowed, node.orelse, env, orelse_narrowings))
         assert body is not None and orelse is not None
         return body.merge(orelse)
 
-    def _eval_guarded(self, node: cst.BaseExpression, env: Env, test: cst.BaseExpression, in_body: bool) -> Value:
-        """One branch of `a if test else b`, with what the test says about a name there.
-
-        `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in `b`;
-        `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU in `b`.
-        """
-        refined: list[tuple[str, Value | None]] = []
-        grad_name, grad_in_body = requires_grad_test(test)
-        if grad_name is not None and grad_in_body == in_body:
-            refined.append((grad_name, env.vars.get(grad_name)))
-            self.interp.statements.refine_no_grad(grad_name, env)
-        cpu_name, cpu_in_body = device_test(test)
-        if cpu_name is not None and cpu_in_body == in_body:
-            refined.append((cpu_name, env.vars.get(cpu_name)))
-            self.interp.statements.refine_on_cpu(cpu_name, env)
+    def _eval_narrowed(self, node: cst.BaseExpression, env: Env, narrowings: list[Narrowing]) -> Value:
+        """An expression guarded by a test, with what the test says about names there."""
+        saved = env.narrow(narrowings)
         try:
             return self.eval(node, env)
         finally:
-            for name, saved in reversed(refined):
-                if saved is None:
-                    env.vars.pop(name, None)
-                else:
-                    env.vars[name] = saved
+            env.widen(saved)
 
     def _eval_named_expression(self, node: cst.NamedExpr, env: Env) -> Value:
         value = self.eval(node.value, env)

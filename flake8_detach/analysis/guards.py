@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 import libcst as cst
 
 from . import semantics as sem
 from .imports import ImportTable
 from .syntax import dotted, literal_bool
-from .values import Flag, Value
+from .values import GRAD_FLAGS, Flag, Value
+
+# A name, and what a test makes of its value where the test holds (the value is None where the
+# name is unbound; None back means the test says nothing about it there).
+Narrowing = tuple[str, Callable[[Value | None], Value | None]]
 
 
 def requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
@@ -57,6 +62,43 @@ def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tup
            for q, last in zip(qualified, lasts)):
         return None  # a mix, or something we cannot name
     return name, Value(Flag.NOT_TENSOR)
+
+
+def isinstance_narrowing(test: cst.BaseExpression, imports: ImportTable) -> Narrowing | None:
+    """`isinstance(m, nn.Conv2d)` as a narrowing of `m` where it holds (living where it lived)."""
+    found = isinstance_refinement(test, imports)
+    return None if found is None else (found[0], partial(_become, found[1]))
+
+
+def branch_narrowings(test: cst.BaseExpression) -> tuple[list[Narrowing], list[Narrowing]]:
+    """What a `requires_grad` or device test says about its name: (in the body, in the other branch).
+
+    `if t.requires_grad:` ... `else:` t does not require grad; `if t.is_cuda:` ... `else:` t is on
+    the CPU. Shared by `if` statements and `a if test else b`.
+    """
+    body: list[Narrowing] = []
+    orelse: list[Narrowing] = []
+    name, in_body = requires_grad_test(test)
+    if name is not None:
+        (body if in_body else orelse).append((name, _without_grad))
+    name, in_body = device_test(test)
+    if name is not None:
+        (body if in_body else orelse).append((name, _on_cpu))
+    return body, orelse
+
+
+def _without_grad(value: Value | None) -> Value | None:
+    return None if value is None else value.with_flags(remove=GRAD_FLAGS)
+
+
+def _on_cpu(value: Value | None) -> Value | None:
+    return None if value is None else value.with_flags(remove=Flag.DEVICE)
+
+
+def _become(known: Value, value: Value | None) -> Value:
+    if value is not None and known.has(Flag.MODULE | Flag.TENSOR):
+        return known.with_device_of(value)
+    return known
 
 
 def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: frozenset[str]) -> bool | None:

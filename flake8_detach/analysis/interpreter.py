@@ -82,9 +82,7 @@ class Interpreter:
         for cls in self.classes:
             if cls.missed & cls.attrs.keys():
                 for info in cls.methods.values():
-                    if info.runs < MAX_RUNS_PER_FUNCTION:
-                        info.state = "stale"
-                        self.pending.append(info)
+                    self._analyse_again(info)
         self._drain()
         self._let_out_escaped()
         return self.facts
@@ -97,10 +95,14 @@ class Interpreter:
             for info in self.functions:
                 if info.cls is None and not info.escaped and info.calls and info.references > info.calls:
                     info.escaped = changed = True
-                    if info.runs < MAX_RUNS_PER_FUNCTION:
-                        info.state = "stale"
-                        self.pending.append(info)
+                    self._analyse_again(info)
             self._drain()
+
+    def _analyse_again(self, info: FunctionInfo) -> None:
+        """Queue a function analysed already for one more run, within its bound of runs."""
+        if info.runs < MAX_RUNS_PER_FUNCTION:
+            info.state = "stale"
+            self.pending.append(info)
 
     def _drain(self) -> None:
         postponed: list[FunctionInfo] = []

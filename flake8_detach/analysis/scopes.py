@@ -11,7 +11,10 @@ from .syntax import is_static
 from .values import EMPTY, Value, merge_all
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .facts import AliasWrite
+    from .guards import Narrowing
 
 
 @dataclass(eq=False)
@@ -94,6 +97,24 @@ class Env:
                 return found
             env = env.parent
         return None
+
+    def narrow(self, narrowings: Sequence[Narrowing]) -> list[tuple[str, Value | None]]:
+        """Apply what a test says about names here; returns what they held, for `widen`."""
+        saved: list[tuple[str, Value | None]] = []
+        for name, narrowed in narrowings:
+            value = narrowed(self.lookup(name))
+            if value is not None:
+                saved.append((name, self.vars.get(name)))
+                self.vars[name] = value
+        return saved
+
+    def widen(self, saved: list[tuple[str, Value | None]]) -> None:
+        """Undo `narrow` (after the one expression the test guards)."""
+        for name, value in reversed(saved):
+            if value is None:
+                self.vars.pop(name, None)
+            else:
+                self.vars[name] = value
 
     def snapshot(self) -> dict[str, Value]:
         return dict(self.vars)

@@ -16,15 +16,14 @@ import libcst as cst
 from . import semantics as sem
 from .guards import (
     Assumptions,
+    branch_narrowings,
     device_flag_assumptions,
-    device_test,
-    isinstance_refinement,
-    requires_grad_test,
+    isinstance_narrowing,
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params
-from .values import EMPTY, GRAD_FLAGS, Flag, Value
+from .values import EMPTY, Flag, Value
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -87,19 +86,16 @@ class StatementExecutor:
 
     def _exec_if(self, node: cst.If, env: Env) -> None:
         self.interp.eval(node.test, env)
-        no_grad_name, in_body = requires_grad_test(node.test)
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
-        if no_grad_name is not None:  # `if t.requires_grad:` ... `else:` t does not require grad
-            refine = partial(self.refine_no_grad, no_grad_name, env)
-            body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
-        known = isinstance_refinement(node.test, self.imports)
+        body_narrowings, orelse_narrowings = branch_narrowings(node.test)
+        known = isinstance_narrowing(node.test, self.imports)
         if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
-            body = then(partial(self.refine_to, known[0], known[1], env), body)
-        on_cpu_name, in_body = device_test(node.test)
-        if on_cpu_name is not None:  # `if t.is_cuda:` ... `else:` t is on the CPU
-            refine = partial(self.refine_on_cpu, on_cpu_name, env)
-            body, orelse = (then(refine, body), orelse) if in_body else (body, then(refine, orelse))
+            body_narrowings.append(known)
+        if body_narrowings:
+            body = then(partial(env.narrow, body_narrowings), body)
+        if orelse_narrowings:
+            orelse = then(partial(env.narrow, orelse_narrowings), orelse)
         body_flags, orelse_flags = device_flag_assumptions(node.test, self.interp.device_flag)
         if body_flags or orelse_flags:  # `if use_gpu:`: follow the flag's value into each branch
             body = partial(self._assuming, body_flags, body, env)
@@ -240,9 +236,9 @@ class StatementExecutor:
         self.interp.eval(node.test, env)
         if node.msg is not None:
             self.interp.eval(node.msg, env)
-        known = isinstance_refinement(node.test, self.imports)
+        known = isinstance_narrowing(node.test, self.imports)
         if known is not None:
-            self.refine_to(known[0], known[1], env)
+            env.narrow([known])
 
     def _exec_assign(self, node: cst.Assign, env: Env) -> None:
         value = self.interp.eval(node.value, env)
@@ -261,9 +257,7 @@ class StatementExecutor:
         current = interp.eval(node.target, env)
         self.facts.stores.add(node.target)
         rhs = interp.eval(node.value, env)
-        result = current.merge(rhs.tensor_part())
-        if not interp.grad_enabled:
-            result = result.with_flags(remove=GRAD_FLAGS)
+        result = interp.grad_mode_result(current.merge(rhs.tensor_part()))
         written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
         if isinstance(written, cst.Name):
             interp.aliases.note_write(written, env)  # `a += 1` / `a[0] += 1` write in place
@@ -324,25 +318,6 @@ class StatementExecutor:
             return
         if current.has(Flag.CONTAINER) or current.flags == Flag.NONE:
             env.vars[name] = current.merge(Value(Flag.CONTAINER, elem=element))
-
-    # ------------------------------------------------------------ refinements
-    @staticmethod
-    def refine_to(name: str, value: Value, env: Env) -> None:
-        """Where a test holds, `name` is `value` (living where it lived)."""
-        old = env.lookup(name)
-        env.vars[name] = value.with_device_of(old) if old is not None and value.has(Flag.MODULE | Flag.TENSOR) else value
-
-    @staticmethod
-    def refine_on_cpu(name: str, env: Env) -> None:
-        value = env.lookup(name)
-        if value is not None:
-            env.vars[name] = value.with_flags(remove=Flag.DEVICE)
-
-    @staticmethod
-    def refine_no_grad(name: str, env: Env) -> None:
-        value = env.lookup(name)
-        if value is not None:
-            env.vars[name] = value.with_flags(remove=GRAD_FLAGS)
 
 
 # One method per kind of statement (libcst's node classes are final: the exact type is the key).

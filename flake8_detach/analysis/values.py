@@ -7,6 +7,7 @@ positive evidence (a flag that is set), never on the absence of one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -69,7 +70,7 @@ class Value:
 
     @property
     def may_require_grad(self) -> bool:
-        return self.has(Flag.GRAD | Flag.UNKNOWN_ARG)
+        return self.has(GRAD_FLAGS)
 
     @property
     def may_be_on_device(self) -> bool:
@@ -145,10 +146,7 @@ class Value:
         if self.has(Flag.PARAMS):
             return Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(self)
         if self.items:
-            out = EMPTY
-            for item in self.items:
-                out = out.merge(item)
-            return out
+            return merge_all(self.items)
         # Iterating or indexing a tensor yields tensors with the same flags.
         return self.tensor_part()
 
@@ -189,7 +187,7 @@ def _merge_optional(a: Value | None, b: Value | None) -> Value | None:
 EMPTY = Value()
 
 
-def merge_all(values: list[Value]) -> Value:
+def merge_all(values: Iterable[Value]) -> Value:
     out = EMPTY
     for value in values:
         out = out.merge(value)
