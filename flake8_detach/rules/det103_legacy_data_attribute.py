@@ -18,8 +18,9 @@ from ..fixes import (
 from .base import Invalid, Rule
 
 # Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
-TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach", "copy_", "zero_", "fill_",
-                            "normal_", "uniform_", "add_", "sub_", "mul_", "div_", "clamp_"})
+# Methods after `.data` that only a tensor has (besides the in-place `*_` ones, see
+# `_is_in_place_method`): evidence that the `.data` is Tensor.data.
+TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach"})
 
 # `block.conv.weight.data` with `block` a parameter nothing in the file passes.
 CALLER_DEPENDENT_DATA_NOTE = " (it depends on the caller: this is a parameter's .data when the caller passes a module)"
@@ -164,7 +165,7 @@ class LegacyDataAttribute(Rule):
         """`block.conv.weight.data` of a parameter nothing in the file passes, and nothing else says so."""
         value = facts.value_of(node.value)
         return value.has(Flag.MAYBE_PARAMETER) and not value.has(Flag.TENSOR | Flag.GRAD) and (
-            cls._method_after(facts, node) not in TENSOR_METHODS)
+            not cls._followed_by_tensor_method(facts, node))
 
     @classmethod
     def _is_tensor_data(cls, facts: Facts, node: cst.Attribute) -> bool:
@@ -179,12 +180,15 @@ class LegacyDataAttribute(Rule):
         if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
             return False
         # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-        after = cls._method_after(facts, node)
-        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or after in TENSOR_METHODS:
+        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or cls._followed_by_tensor_method(facts, node):
             return True
-        if after is not None and _is_in_place_method(after):
-            return True  # `p.data.addcdiv_(...)`: torch spells its in-place methods with a `_`
         return cls._assigned_a_tensor(facts, node)
+
+    @classmethod
+    def _followed_by_tensor_method(cls, facts: Facts, node: cst.Attribute) -> bool:
+        """`x.data.numpy()`, `p.data.addcdiv_(...)`: torch spells its in-place methods with a `_`."""
+        after = cls._method_after(facts, node)
+        return after is not None and (after in TENSOR_METHODS or _is_in_place_method(after))
 
     @classmethod
     def _assigned_a_tensor(cls, facts: Facts, node: cst.Attribute) -> bool:
