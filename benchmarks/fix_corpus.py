@@ -70,7 +70,6 @@ import argparse
 import ast
 import bisect
 import difflib
-import io
 import json
 import os
 import random
@@ -80,7 +79,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tokenize
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -90,7 +88,7 @@ from typing import Any
 
 from flake8_detach.config import ConfigResolver, discover_config
 from flake8_detach.engine import AnalysisError, analyze
-from flake8_detach.files import discover
+from flake8_detach.files import SourceError, decode_source, discover
 from flake8_detach.fixer import fix_source
 from flake8_detach.notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from flake8_detach.suppression import unsuppressed
@@ -279,19 +277,14 @@ def fix_error_lines(run: CliRun) -> list[str]:
 # --- reading source ------------------------------------------------------------------------------
 
 
-def decode(data: bytes) -> str:
-    """Decode as Python does (BOM, coding cookie, else UTF-8)."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
-
-
 def source_text(path: str, data: bytes) -> str | None:
-    """A ``.py`` file's text, or a notebook's code cells as one module; None when unreadable."""
+    """A ``.py`` file's text as the CLI reads it, or a notebook's code cells as one module; None
+    when unreadable."""
     try:
         if path.endswith(".ipynb"):
             return notebook_from_bytes(data, path).source
-        return decode(data)
-    except (NotebookError, SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return decode_source(data, path)
+    except (NotebookError, SourceError, ValueError):
         return None
 
 

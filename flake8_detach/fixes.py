@@ -14,9 +14,9 @@ import libcst as cst
 
 from .analysis.facts import Facts
 from .analysis.imports import ImportTable
+from .analysis.semantics import DEVICE_MOVES
 from .diagnostics import Finding, Fix
 
-DEVICE_MOVE_METHODS = frozenset({"cpu", "cuda", "to"})
 # `op=` of an augmented assignment through `.data`, and the in-place method that does the same.
 _AUGMENTED_METHODS: dict[type[cst.BaseAugOp], str] = {
     cst.AddAssign: "add_",
@@ -95,7 +95,7 @@ def insert_detach(numpy_call: cst.Call) -> Fix | None:
     target = numpy_call
     while True:
         receiver = _receiver(target)
-        if _method(receiver) not in DEVICE_MOVE_METHODS:
+        if _method(receiver) not in DEVICE_MOVES:
             break
         assert isinstance(receiver, cst.Call)
         target = receiver
@@ -197,7 +197,7 @@ def _detached_later(node: cst.BaseExpression, facts: Facts | None) -> bool:
             return False
         if attr.attr.value == "detach":
             return not call.args
-        if attr.attr.value not in DEVICE_MOVE_METHODS:
+        if attr.attr.value not in DEVICE_MOVES:
             return False
         node = call
     return False
