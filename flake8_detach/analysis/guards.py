@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import partial
+from typing import Optional
 
 import libcst as cst
 
@@ -20,7 +21,7 @@ from .values import GRAD_FLAGS, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
 # name is unbound; None back means the test says nothing about it there).
-Narrowing = tuple[str, Callable[[Value | None], Value | None]]
+Narrowing = tuple[str, Callable[[Optional[Value]], Optional[Value]]]  # Optional: Python 3.9 evaluates it
 
 
 def requires_grad_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
