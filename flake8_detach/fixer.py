@@ -36,12 +36,14 @@ from .no_grad_blocks import Replacement, replacements, with_imports
 from .notebooks import (
     NotebookError,
     NotebookSkipped,
+    notebook_from_bytes,
     parse_notebook,
     read_notebook,
     render_notebook,
     split_cells,
 )
 from .suppression import unsuppressed
+from .syntax import python_parse
 
 MAX_PASSES = 10
 
@@ -70,6 +72,14 @@ class FixResult:
     cell_changes: dict[int, tuple[str, str]] | None = None
     cells: dict[int, tuple[int, int]] | None = None
     skipped: str | None = None  # a well-formed file that is not ours (a notebook of another kernel)
+    error_position: tuple[int, int] | None = None  # where a syntax error is: (1-based line, 0-based column)
+    internal: bool = False  # the error is a bug of ours, not a property of the file
+    # The fixed module, whose nodes ``remaining``'s fixes point into (None when nothing was parsed).
+    module: cst.Module | None = None
+    # The bytes written to disk (fix_file and fix_notebook with write=True and a change).
+    written: bytes | None = None
+    # Parts left out (a notebook cell that does not parse), one line each, as `check` notes them.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -160,7 +170,14 @@ def fix_module(
 
 
 def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False) -> FixResult:
-    """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done."""
+    """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done.
+
+    A file that is not Python is an error in `check`'s words (see :mod:`.syntax`), also where no
+    rule would look: `fix` must not call a file clean that `check` reports.
+    """
+    _, problem = python_parse(source)
+    if problem is not None and (problem.final or not _libcst_reads(source)):
+        return FixResult(source, original=source, error=problem.message, error_position=problem.position)
     if not worth_analysing(source, settings):
         return FixResult(source, original=source)
     try:
@@ -173,8 +190,18 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     except RecursionError:
         return FixResult(source, original=source, error="the file is nested too deeply to analyse")
     except Exception as error:  # noqa: BLE001 - a bug of ours must not cost the user a file or a traceback
-        return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}")
-    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source)
+        return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}",
+                         internal=True)
+    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source, module=outcome.module)
+
+
+def _libcst_reads(source: str) -> bool:
+    """Whether libcst parses what this Python's ``ast`` refused (newer grammar): then it is Python."""
+    try:
+        parse(source)
+    except (AnalysisError, RecursionError):
+        return False
+    return True
 
 
 class FixFileError(Exception):
@@ -222,7 +249,7 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False,
-                 write: bool = True) -> FixResult:
+                 write: bool = True, data: bytes | None = None) -> FixResult:
     """Fix a notebook's code cells; only their sources change, the JSON elsewhere byte for byte.
 
     The cells are fixed as one module (so a fix sees the state of earlier cells), cut back into
@@ -230,13 +257,14 @@ def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: b
     Jupyter writes it is reported and never written (:class:`FixFileError`).
     """
     try:
-        notebook = read_notebook(path)
+        notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
     except NotebookSkipped as skipped:
         return FixResult("", original="", error=None, skipped=str(skipped))
     except NotebookError as error:
         raise FixFileError(str(error)) from error
     result = fix_source(notebook.source, settings, unsafe=unsafe)
     result.cells = notebook.line_map
+    result.notes = list(notebook.problems)
     if not result.changed or result.error is not None:
         return result
     old = {cell.index: cell.text for cell in notebook.cells}
@@ -251,7 +279,8 @@ def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: b
     result.cells = fixed.line_map if fixed.source == result.source else None
     if write:
         try:
-            write_atomically(path, rendered.encode("utf-8"))
+            result.written = rendered.encode("utf-8")
+            write_atomically(path, result.written)
         except OSError as error:
             raise FixFileError(f"cannot write: {error.strerror or error}") from error
     return result
@@ -263,8 +292,9 @@ def fix_file(
     *,
     unsafe: bool = False,
     write: bool = True,
+    data: bytes | None = None,
 ) -> FixResult:
-    """Fix a file in place (``write=False``: only compute the result).
+    """Fix a file in place (``write=False``: only compute the result); ``data``: its bytes, if read.
 
     The text is decoded as Python does and encoded back the same way, so the BOM, the coding
     cookie, line endings and every byte outside the fixed expressions are kept. A file that
@@ -273,16 +303,17 @@ def fix_file(
     """
     file = Path(path)
     if file.suffix == ".ipynb":
-        return fix_notebook(file, settings, unsafe=unsafe, write=write)
+        return fix_notebook(file, settings, unsafe=unsafe, write=write, data=data)
     try:
-        data = file.read_bytes()
+        data = file.read_bytes() if data is None else data
     except OSError as error:
         raise FixFileError(f"cannot read: {error.strerror or error}") from error
     text, encoding = read_python_bytes(data)
     result = fix_source(text, settings, unsafe=unsafe)
     if write and result.changed and result.error is None:
         try:
-            write_atomically(file, result.source.encode(encoding))
+            result.written = result.source.encode(encoding)
+            write_atomically(file, result.written)
         except (OSError, UnicodeEncodeError) as error:
             message = error.strerror if isinstance(error, OSError) else str(error)
             raise FixFileError(f"cannot write: {message or error}") from error

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, diagnostic_lines
 
 from flake8_detach import check_source
 from flake8_detach.cli import main
@@ -42,7 +42,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_check_names_the_cell_and_follows_state_across_cells(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["check", "train.ipynb"], capsys)
     assert code == 1
-    assert [line.split(" .")[0].split(" plt")[0] for line in out.splitlines()] == [
+    assert [line.split(" .")[0].split(" plt")[0] for line in diagnostic_lines(out)] == [
         "train.ipynb:cell 3:3:12: DET101",  # the model was made in cell 2; %%time keeps its body
         "train.ipynb:cell 6:1:10: DET106",  # plt.plot of a model output from cell 3
         "train.ipynb:cell 6:2:24: DET103",
@@ -88,7 +88,7 @@ def test_ipython_syntax_is_masked_without_moving_anything(line: str) -> None:
 
 def test_non_python_kernels_are_skipped_with_a_message(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(NOTEBOOKS / "r_kernel.ipynb", work / "r.ipynb")
-    assert run(["check", "r.ipynb"], capsys) == (0, "", "r.ipynb: skipped: the kernel language is r, not Python\n")
+    assert run(["check", "r.ipynb"], capsys) == (0, "All checks passed!\n", "r.ipynb: skipped: the kernel language is r, not Python\n")
 
 
 def test_folders_include_notebooks(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,7 +102,7 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
     nbformat = pytest.importorskip("nbformat")
     before = json.loads((work / "train.ipynb").read_text(encoding="utf-8"))
     code, out, _ = run(["fix", "--unsafe-fixes", "train.ipynb"], capsys)
-    assert (code, out) == (1, "3 fixes applied in 1 file\n")  # 1: files changed, as ruff --fix
+    assert (code, out) == (1, "3 fixes applied in 1 file\n")  # 1: a cell was left out (it does not parse)
     text = (work / "train.ipynb").read_text(encoding="utf-8")
     after = json.loads(text)
     nbformat.validate(nbformat.reads(text, as_version=4))
@@ -122,7 +122,7 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
     assert json.dumps(after, indent=1, ensure_ascii=False) + "\n" == TRAIN.read_text(encoding="utf-8")
     # Idempotent, and check is clean apart from the cell that does not parse.
     assert run(["fix", "--unsafe-fixes", "train.ipynb"], capsys)[1].startswith("0 fixes")
-    assert run(["check", "train.ipynb"], capsys)[1] == ""
+    assert run(["check", "train.ipynb"], capsys)[1] == "Found 1 error.\n"  # the cell left out
 
 
 def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -136,10 +136,10 @@ def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_a_fix_that_adds_lines_stays_in_its_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = "import torch\nlayer = torch.nn.Linear(2, 2)"
     (work / "data.ipynb").write_text(notebook(first, "p = next(layer.parameters())\np.data.add_(1)", "print(p)"))
-    assert run(["fix", "--unsafe-fixes", "data.ipynb"], capsys)[0] == 1
+    assert run(["fix", "--unsafe-fixes", "data.ipynb"], capsys)[0] == 0  # fixed, nothing left
     cells = ["".join(cell["source"]) for cell in json.loads((work / "data.ipynb").read_text())["cells"]]
     assert cells == [first, "p = next(layer.parameters())\nwith torch.no_grad():\n    p.add_(1)", "print(p)"]
-    assert run(["check", "data.ipynb"], capsys)[:2] == (0, "")
+    assert run(["check", "data.ipynb"], capsys)[:2] == (0, "All checks passed!\n")
 
 
 @pytest.mark.parametrize(
@@ -158,7 +158,7 @@ def test_bad_notebooks_are_one_line_and_never_written(
     bad = work / "bad.ipynb"
     bad.write_text(content)
     code, out, err = run(["check", "bad.ipynb"], capsys)
-    assert (code, out) == (1, "") and err.count("\n") == 1 and message in err, err
+    assert (code, out) == (1, "Found 1 error.\n") and err.count("\n") == 1 and message in err, err
     code, _, err = run(["fix", "bad.ipynb"], capsys)
     assert code == 2 and message in err and "Traceback" not in err
     assert bad.read_text() == content
@@ -209,5 +209,5 @@ def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pyte
     nbqa = subprocess.run([str(Path(sys.executable).parent / "nbqa"), "flake8", "train.ipynb", "--select=DET"],
                           capture_output=True, text=True, cwd=work, check=False, timeout=300)
     through_nbqa = sorted(line.replace(":cell_", ":cell ") for line in nbqa.stdout.splitlines())
-    checked = sorted(run(["check", "train.ipynb"], capsys)[1].splitlines())
+    checked = sorted(diagnostic_lines(run(["check", "train.ipynb"], capsys)[1]))
     assert through_nbqa == checked and len(checked) == 3, nbqa.stdout + nbqa.stderr

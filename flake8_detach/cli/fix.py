@@ -1,26 +1,27 @@
-"""`flake8-detach fix PATH...`: apply the rules' fixes to files, as `ruff check --fix` does.
+"""`flake8-detach fix [PATH...]`: apply the rules' fixes to files, as `ruff check --fix` does.
 
-Exit 0 when nothing is left to fix; 1 when files were (or, with --diff/--check, would be)
-changed or diagnostics remain that need a hand (or --unsafe-fixes); 2 when the configuration,
-a path, or a file could not be read, decoded, parsed or written: an incomplete run never looks
-clean.
+Exit codes as ruff's: 0 when nothing is left (everything found was fixed, or nothing was found);
+1 when diagnostics remain that need a hand (or --unsafe-fixes) or a notebook cell was left out
+because it does not parse, or, with --diff/--check, when files would change; 2 for usage and configuration errors, and when a path or a file could not be
+read, decoded, parsed or written: an incomplete run never looks clean.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..cache import ResultsCache, default_directory
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
-from ..fixer import FixFileError, FixResult, fix_file, fix_source
+from ..fixer import fix_source
 from ..notebooks import display_location
-from ..settings import FIX_STYLES
+from ..settings import FIX_STYLES, Settings
+from .fixing import FileFix, fix_paths, write_diff
+from .progress import add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
 
@@ -28,13 +29,14 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "fix",
         help="fix tensor-to-NumPy hazards in place (like ruff check --fix)",
-        description="Apply the safe fixes (and with --unsafe-fixes the unsafe ones) of DET101-DET104 "
-        "to Python files and folders.",
+        description="Apply the safe fixes of DET101-DET106 (and with --unsafe-fixes the unsafe ones: "
+        "DET105's copies, some of DET103's) to Python files, notebooks and folders.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursing into .py files)")
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files or folders (recursing into .py files and notebooks); '-' reads stdin; default: .")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; change nothing")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes)")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes, DET105)")
     add_selection_options(parser, "fix")
     parser.add_argument(
         "--stdin-filename",
@@ -46,6 +48,18 @@ def register(subparsers: Any) -> None:
         choices=FIX_STYLES,
         help="chain: .detach().cpu().numpy() (default); force: .numpy(force=True), torch >= 1.13",
     )
+    parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="neither read nor write the results cache (on by default: files left with nothing to fix are skipped)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
+    )
+    add_progress_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -55,6 +69,7 @@ class _Tally:
     files: int = 0
     remaining: int = 0
     unsafe_available: int = 0
+    left_out: int = 0  # parts not analysed (a notebook cell that does not parse): not clean either
     errors: list[str] = field(default_factory=list)
 
 
@@ -77,45 +92,29 @@ def run(args: argparse.Namespace) -> int:
             print("flake8-detach: error: '-' (standard input) cannot be mixed with paths", file=sys.stderr)
             return 2
         return _fix_stdin(args, resolver)
+    work: list[tuple[Path, Settings]] = []
     for raw in args.paths:
         if not Path(raw).exists():
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
         for path in discover_files(args, raw, config):
             try:
-                settings = resolver.for_path(path).settings_for(path)
+                work.append((path, resolver.for_path(path).settings_for(path)))
             except ConfigError as error:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
-            try:
-                links = _link_count(path)
-                result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
-            except FixFileError as error:
-                tally.errors.append(f"{path}: error: {error}")
-                continue
-            if result.error is not None:
-                tally.errors.append(f"{path}: error: {result.error}; left unchanged")
-                continue
-            if result.skipped is not None:
-                print(f"{path}: {result.skipped}", file=sys.stderr)
-                continue
-            _report_file(path, result, args, messages, tally)
-            if links > 1 and result.changed and not dry_run:  # the atomic replace breaks the hard link
-                print(f"{path}: note: was hard-linked; the other links keep the old text", file=messages)
+    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    bar = progress_bar("fix", args)
+    fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update)
+    bar.close()
+    for fix in fixes:
+        _report_file(fix, args, messages, tally)
     for problem in tally.errors:
         print(problem, file=sys.stderr)
     print(_summary(tally, dry_run, args.unsafe_fixes), file=messages)
     if tally.errors:
         return 2
-    return 1 if tally.files or tally.remaining else 0
-
-
-def _link_count(path: Path) -> int:
-    """How many hard links the file has (1 when that cannot be told: reading it will say why)."""
-    try:
-        return path.stat().st_nlink
-    except OSError:
-        return 1
+    return 1 if tally.remaining or tally.left_out or (dry_run and tally.files) else 0
 
 
 def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
@@ -151,38 +150,34 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     return 1 if result.remaining else 0
 
 
-def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
-    if result.changed:
+def _report_file(fix: FileFix, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
+    """One file's lines: its diff (with --diff), what is left in it, why it could not be fixed."""
+    report = fix.report
+    if report.error is not None:
+        detail = "" if fix.unreadable else "; left unchanged"
+        tally.errors.append(f"{report.path}: error: {report.error}{detail}")
+        return
+    if report.skipped is not None:
+        print(f"{report.path}: {report.skipped}", file=sys.stderr)
+        return
+    for note in report.notes:
+        tally.left_out += 1
+        print(f"{report.path}: {note}", file=sys.stderr)
+    if fix.changed:
         tally.files += 1
-        tally.fixes += len(result.applied)
+        tally.fixes += fix.applied
         if args.diff:
-            name = path.as_posix()
-            # A notebook: one diff per changed cell, its lines numbered within the cell.
-            changes = (
-                [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
-                if result.cell_changes is not None else [(name, result.original, result.source)]
-            )
-            for label, old, new in changes:
-                sys.stdout.writelines(
-                    _with_final_newlines(difflib.unified_diff(
-                        old.splitlines(keepends=True), new.splitlines(keepends=True),
-                        fromfile=f"a/{label}", tofile=f"b/{label}",
-                    ))
-                )
-    for diagnostic in result.remaining:
+            write_diff(fix.changes, sys.stdout)
+    for diagnostic, rendered in zip(report.diagnostics, report.rendered_fixes()):
         tally.remaining += 1
         hint = ""
-        if diagnostic.fix is not None and not diagnostic.fix.safe and not args.unsafe_fixes:
+        if rendered is not None and not rendered.safe and not args.unsafe_fixes:
             tally.unsafe_available += 1
             hint = " [unsafe fix available]"
-        where = display_location(str(path), result.cells, diagnostic.line)
+        where = display_location(report.path, report.cells, diagnostic.line)
         print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
-
-
-def _with_final_newlines(lines: Iterable[str]) -> Iterator[str]:
-    """A cell's last line has no newline: end every diff line with one, as `diff` marks it."""
-    for line in lines:
-        yield line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
+    if fix.hard_linked:  # the atomic replace breaks the hard link
+        print(f"{report.path}: note: was hard-linked; the other links keep the old text", file=out)
 
 
 def _plural(count: int, word: str, plural: str | None = None) -> str:
