@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import diagnostic_lines
 
 from flake8_detach.cli import main

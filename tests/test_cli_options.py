@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -231,3 +232,36 @@ def test_a_bad_command_line_value_is_named_as_an_option(project: Path, capsys: p
     assert code == 2
     assert err.startswith("flake8-detach: error: command line: --extend-ignore: 'XYZ' matches no flake8-detach rule")
     assert "[tool." not in err
+
+
+class FakeTerminal(io.StringIO):
+    """stderr as a terminal shows it: the progress bar draws only on one."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_check_and_fix_show_progress_on_a_terminal_after_the_delay(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    from flake8_detach.cli import progress
+
+    monkeypatch.setattr(progress, "DELAY_SECONDS", 0.0)  # as if the run had lasted over a second
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    main([command, "--no-cache", "."])
+    assert f"\r{command} [" in terminal.getvalue() and "/" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r\033[K")  # the line is cleared when the run ends
+    for quiet in (["--no-progress"], []):
+        if not quiet:  # the real delay: a quick run draws nothing
+            monkeypatch.setattr(progress, "DELAY_SECONDS", 60.0)
+        terminal = FakeTerminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        main([command, "--no-cache", ".", *quiet])
+        assert f"{command} [" not in terminal.getvalue()
+    piped = io.StringIO()  # not a terminal: never drawn
+    monkeypatch.setattr(progress, "DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(sys, "stderr", piped)
+    main([command, "--no-cache", "."])
+    assert f"{command} [" not in piped.getvalue()

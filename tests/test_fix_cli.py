@@ -177,3 +177,122 @@ def test_exit_codes_follow_ruff(project, capsys):
     assert run(capsys, "--diff", "pkg/eval.py")[0] == 0  # nothing left to change
     assert run(capsys, "write.py")[0] == 1  # a diagnostic is left (its fix is unsafe)
     assert run(capsys, "--check", "write.py")[0] == 1
+
+
+class CountingFix:
+    """Counts the files `fix` really analyses (the cache answers the others)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from flake8_detach.cli import fixing
+
+        self.paths: list[str] = []
+        original = fixing.fix_file
+
+        def counted(path, *args, **kwargs):
+            self.paths.append(Path(path).name)
+            return original(path, *args, **kwargs)
+
+        monkeypatch.setattr(fixing, "fix_file", counted)
+
+
+def test_the_cache_skips_files_left_with_nothing_to_fix(project, capsys, monkeypatch):
+    (project / "write.py").write_text(WRITE)
+    counter = CountingFix(monkeypatch)
+    first = run(capsys, ".")
+    assert first[0] == 1 and sorted(counter.paths) == ["clean.py", "eval.py", "train.py", "write.py"]
+    # Fixed files were stored under their new bytes, the others under theirs: nothing is analysed.
+    second = run(capsys, ".")
+    assert len(counter.paths) == 4, counter.paths
+    assert second[0] == 1 and "write.py:3:14: DET103" in second[1] and "[unsafe fix available]" in second[1]
+    assert second[1].strip().splitlines()[-1] == "0 fixes applied in 0 files; 1 diagnostic left (1 fixable with --unsafe-fixes)"
+    assert run(capsys, ".", "--no-cache")[1] == second[1]
+    assert len(counter.paths) == 8
+    # Another unsafe flag or style is another entry; an edited file is analysed again.
+    assert run(capsys, ".", "--unsafe-fixes")[0] == 0
+    assert (project / "write.py").read_text().endswith("    model.weight.zero_()\n")
+    (project / "pkg" / "eval.py").write_text(ONE_FIX)
+    counter.paths.clear()
+    assert run(capsys, ".", "--unsafe-fixes")[0] == 0
+    assert counter.paths == ["eval.py"]
+
+
+def test_the_fix_cache_lives_where_cache_dir_says(project, capsys, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("elsewhere") / "cache"
+    run(capsys, "--cache-dir", str(directory), "pkg")
+    assert (directory / "CACHEDIR.TAG").is_file() and any(directory.glob("??/*.json"))
+
+
+def test_a_dry_run_never_stores_a_file_it_would_change(project, capsys, monkeypatch):
+    counter = CountingFix(monkeypatch)
+    run(capsys, "--check", "pkg/eval.py")
+    run(capsys, "--check", "pkg/eval.py")
+    assert counter.paths == ["eval.py", "eval.py"]
+    assert (project / "pkg" / "eval.py").read_text() == ONE_FIX
+
+
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["check", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_check_fix_fixes_then_reports_what_is_left(project, capsys):
+    (project / "write.py").write_text(WRITE)
+    code, out, _ = check(capsys, "--fix", ".")
+    assert code == 1  # the unsafe DET103 write is left
+    assert out.splitlines() == [
+        ("write.py:3:14: DET103 in-place write through .data is invisible to autograd and can silently corrupt "
+        "gradients; write under torch.no_grad() instead"),
+        "Found 4 errors (3 fixed, 1 remaining).",
+        "1 unsafe fix available with `--fix --unsafe-fixes`.",
+    ]
+    assert (project / "pkg" / "eval.py").read_text() == GRAD + "c = w.detach().cpu().numpy()\n"
+    code, out, _ = check(capsys, "--fix", "--unsafe-fixes", ".")
+    assert (code, out) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
+    assert check(capsys, "--fix", ".")[:2] == (0, "All checks passed!\n")
+
+
+def test_check_fix_reports_in_every_format(project, capsys):
+    import json
+
+    (project / "write.py").write_text(WRITE)
+    code, out, _ = check(capsys, "--fix", "--format", "json", ".")
+    document = json.loads(out)
+    assert code == 1 and [entry["code"] for entry in document["diagnostics"]] == ["DET103"]
+    assert document["diagnostics"][0]["fix"]["safe"] is False  # the unsafe fix is still offered
+
+
+def test_check_diff_changes_nothing_and_exits_1_when_something_would_change(project, capsys):
+    code, out, err = check(capsys, "--diff", "pkg")
+    assert code == 1
+    assert "-c = w.cpu().numpy()\n+c = w.detach().cpu().numpy()\n" in out
+    assert err == "Would fix 3 errors.\n"
+    assert (project / "pkg" / "eval.py").read_text() == ONE_FIX
+    assert check(capsys, "--fix", "--diff", "pkg/clean.py")[::2] == (0, "No errors would be fixed.\n")
+
+
+def test_check_fix_and_fix_agree(project, capsys, tmp_path_factory):
+    import shutil
+
+    twin = tmp_path_factory.mktemp("twin")
+    shutil.copytree(project / "pkg", twin / "pkg")
+    check(capsys, "--fix", "pkg")
+    main(["fix", str(twin / "pkg")])
+    for name in ("train.py", "eval.py", "clean.py"):
+        assert (project / "pkg" / name).read_text() == (twin / "pkg" / name).read_text()
+
+
+def test_check_fix_refuses_stdin(project, capsys):
+    code, _, err = check(capsys, "--fix", "-")
+    assert code == 2 and "fix -" in err
+
+
+def test_fix_help_names_every_rule_with_a_fix(capsys):
+    from flake8_detach.rules import ALL_RULES
+
+    with pytest.raises(SystemExit):
+        main(["fix", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    with_fixes = [rule.code for rule in ALL_RULES if any(example.fixed is not None for example in rule.INVALID)]
+    assert with_fixes == ["DET101", "DET102", "DET103", "DET104", "DET105", "DET106"]
+    assert f"{with_fixes[0]}-{with_fixes[-1]}" in text
