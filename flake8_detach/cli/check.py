@@ -1,9 +1,14 @@
-"""`flake8-detach check PATH...`: the flake8 diagnostics without flake8, in CI-friendly formats.
+"""`flake8-detach check [PATH...]`: the flake8 diagnostics without flake8, in CI-friendly formats.
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
-the same through both fronts. Exit 0 when clean, 1 when diagnostics were found or a file could
-not be checked (reported on stderr, as ruff and flake8 report them), 2 for usage, configuration
-and internal errors: an incomplete run must never look clean.
+the same through both fronts. The text format adds what ruff prints: `[*]` on the diagnostics
+`--fix` fixes, and a summary (`Found N errors.`, or `All checks passed!`). `--fix` applies the
+fixes first, with the loop `fix` uses (:mod:`.fixing`), and reports what is left; `--diff`
+prints what `--fix` would change instead.
+
+Exit 0 when clean, 1 when diagnostics were found (after --fix: remain; with --diff: something
+would change) or a file could not be checked (reported on stderr, as ruff and flake8 report
+them), 2 for usage, configuration and internal errors: an incomplete run must never look clean.
 """
 
 from __future__ import annotations
