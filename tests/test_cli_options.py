@@ -248,6 +248,7 @@ def test_check_and_fix_show_progress_on_a_terminal_after_the_delay(
     from flake8_detach.cli import progress
 
     monkeypatch.setattr(progress, "DELAY_SECONDS", 0.0)  # as if the run had lasted over a second
+    monkeypatch.delenv("CI", raising=False)
     terminal = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     main([command, "--no-cache", "."])
@@ -265,3 +266,8 @@ def test_check_and_fix_show_progress_on_a_terminal_after_the_delay(
     monkeypatch.setattr(sys, "stderr", piped)
     main([command, "--no-cache", "."])
     assert f"{command} [" not in piped.getvalue()
+    monkeypatch.setenv("CI", "true")  # a CI job in a pseudo-terminal: its log stays clean
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    main([command, "--no-cache", "."])
+    assert f"{command} [" not in terminal.getvalue()

@@ -9,6 +9,7 @@ the line is cleared when the run ends.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -67,5 +68,7 @@ def add_progress_option(parser: Any) -> None:
 
 
 def progress_bar(label: str, args: argparse.Namespace) -> ProgressBar:
-    """`check`'s and `fix`'s bar: on a terminal, after a second, unless --no-progress."""
-    return ProgressBar(label, enabled=False if args.no_progress else None, delay=DELAY_SECONDS)
+    """`check`'s and `fix`'s bar: on a terminal, after a second, unless --no-progress or in CI
+    (the `CI` variable every CI service sets: some run the job in a pseudo-terminal)."""
+    quiet = args.no_progress or bool(os.environ.get("CI"))
+    return ProgressBar(label, enabled=False if quiet else None, delay=DELAY_SECONDS)
