@@ -63,7 +63,7 @@ def add_progress_option(parser: Any) -> None:
     parser.add_argument(
         "--no-progress",
         action="store_true",
-        help="no progress bar (it is shown only when stderr is a terminal and the run lasts over a second)",
+        help="no progress bar (shown only when stderr is a terminal, outside CI, once the run lasts over a second)",
     )
 
 
