@@ -200,7 +200,9 @@ def fix_kinds_seen(code: str) -> set[str]:
 def test_readme_starts_with_the_two_commands_ci_runs() -> None:
     text = README.read_text(encoding="utf-8")
     assert text.startswith("# flake8-detach\n\n```bash\n" + "\n".join(README_COMMANDS) + "\n```\n")
-    assert README_COMMANDS[1] in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    ci = REPO / ".ci" / "run"  # in a clone; an sdist does not carry it
+    if ci.is_file():
+        assert README_COMMANDS[1] in ci.read_text(encoding="utf-8")
 
 
 def test_readme_is_short() -> None:
