@@ -266,7 +266,7 @@ def test_messages_name_other_places_by_cell(work: Path, capsys: pytest.CaptureFi
     call = "w = torch.ones(2, requires_grad=True)\nshow(w)"
     (work / "calls.ipynb").write_text(notebook(helper, call))
     code, out, _ = run(["check", "calls.ipynb"], capsys)
-    assert out.startswith("calls.ipynb:cell 1:3:14: DET101") and out.rstrip().endswith(
+    assert code == 1 and out.startswith("calls.ipynb:cell 1:3:14: DET101") and out.rstrip().endswith(
         "(the value is passed by the call on cell 2, line 2)"), out
     document = json.loads(run(["check", "calls.ipynb", "--format", "json"], capsys)[1])
     assert document["diagnostics"][0]["message"].endswith("on cell 2, line 2)")
