@@ -38,6 +38,7 @@ from .notebooks import (
     NotebookError,
     NotebookSkipped,
     assemble,
+    cell_number,
     notebook_from_bytes,
     placed_in_cells,
     read_notebook_bytes,
@@ -251,7 +252,7 @@ def fix_notebook_data(data: bytes, name: str, settings: Settings = DEFAULT_SETTI
     if result.changed and result.error is None:
         old = {cell.index: cell.text for cell in notebook.cells}
         new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
-        result.cell_changes = {index + 1: (old[index], text) for index, text in new.items()}
+        result.cell_changes = {cell_number(index): (old[index], text) for index, text in new.items()}
         fixed = assemble(name, [(cell.index, new.get(cell.index, cell.text)) for cell in notebook.cells])
         result.cells = fixed.line_map if fixed.source == result.source else None
         try:

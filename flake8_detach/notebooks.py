@@ -425,7 +425,7 @@ def _clip(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^\s{}\[\],:"]+')  # strings unrolled: fast on long ones
 
 
 def json_source_lines(raw: str) -> dict[int, list[int]]:

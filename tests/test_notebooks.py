@@ -319,3 +319,16 @@ def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pyte
                           for line in nbqa.stdout.splitlines())
     checked = sorted(run(["check", "train.ipynb"], capsys)[1].splitlines())
     assert through_nbqa == checked and len(checked) == 3, nbqa.stdout + nbqa.stderr
+
+
+def test_a_source_stored_as_one_string_maps_to_its_json_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nbformat allows a source as one string: every line of that cell maps to the string's line."""
+    document = json.loads(notebook("x = 1"))
+    document["cells"].append(dict(document["cells"][0], id="one-string", source=HAZARD_CELL))
+    text = json.dumps(document, indent=1) + "\n"
+    (work / "string.ipynb").write_text(text)
+    sarif = json.loads(run(["check", "string.ipynb", "--format", "sarif"], capsys)[1])
+    (result,) = sarif["runs"][0]["results"]
+    assert result["properties"] == {"cell": 2, "line": 3, "column": 3}
+    json_line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert text.splitlines()[json_line - 1].startswith('   "source": "import torch\\nw = torch.ones')
