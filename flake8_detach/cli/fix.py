@@ -2,8 +2,8 @@
 
 Exit 0 when nothing is left to fix; 1 when files were (or, with --diff/--check, would be)
 changed or diagnostics remain that need a hand (or --unsafe-fixes); 2 when the configuration,
-a path, or a file could not be read, decoded, parsed or written: an incomplete run never looks
-clean.
+a path, or a file could not be read, decoded, parsed or written, or a notebook cell was left out
+because it does not parse: an incomplete run never looks clean.
 """
 
 from __future__ import annotations
