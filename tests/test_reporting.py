@@ -139,6 +139,17 @@ def test_sarif_structure() -> None:
     assert "broken.py" in invocation["toolExecutionNotifications"][0]["message"]["text"]
 
 
+def test_a_syntax_error_with_a_place_is_a_sarif_result() -> None:
+    """Code scanning shows results as alerts on the file; a tool notification appears on none."""
+    report = Report([FileReport("broken.py", error="syntax error at line 2, column 5: '(' was never closed",
+                                error_position=(2, 4))])
+    (run,) = json.loads(render("sarif", report))["runs"]
+    (result,) = run["results"]
+    assert result["ruleId"] == "syntax-error" and result["message"]["text"].startswith("syntax error at line 2")
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
+    assert run["invocations"][0] == {"executionSuccessful": False, "toolExecutionNotifications": []}
+
+
 def test_sarif_fixes_apply() -> None:
     results = sarif()["runs"][0]["results"]
     with_fixes = [r for r in results if "fixes" in r]

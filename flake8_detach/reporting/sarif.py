@@ -11,10 +11,11 @@ source as one JSON string per line; a source stored as one string maps to that s
 without columns (the cell's columns are not the JSON line's), and the cell, the line and the
 column in the cell are in the message and in ``properties``.
 
-A notebook cell that does not parse is a result (rule ``syntax-error``, as ruff reports
-``invalid-syntax``), not a tool notification: SARIF keeps notifications for conditions of the
+A syntax error (of a file, or of a notebook cell left out) is a result (rule ``syntax-error``, as
+ruff reports ``invalid-syntax``), not a tool notification: SARIF keeps notifications for conditions of the
 tool's run and results for conditions of the analysed artifact (§3.58.1), and code scanning shows
-results as alerts on the file while notifications appear on no alert.
+results as alerts on the file while notifications appear on no alert. A file that cannot be read
+at all has no place to point at and stays a notification.
 """
 
 from __future__ import annotations
@@ -80,7 +81,17 @@ def render_data(report: Report) -> dict[str, Any]:
     for file in report.files:
         uri = artifact_uri(file.path)
         location = {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": SRCROOT}
-        if file.error is not None:
+        if file.error is not None and file.error_position is not None:
+            # A syntax error is a condition of the file, at a place in it: a result (see above).
+            line, column = file.error_position
+            results.append({
+                "ruleId": SYNTAX_ERROR_RULE,
+                "level": "error",
+                "message": {"text": file.error},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": location, "region": {"startLine": line, "startColumn": column + 1}}}],
+            })
+        elif file.error is not None:
             notifications.append(
                 {
                     "level": "error",
@@ -152,8 +163,8 @@ def render_data(report: Report) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "invocations": [
             {
-                # A cell left out is a result (above), but the run did not analyse everything.
-                "executionSuccessful": not notifications and not any(file.cell_errors for file in report.files),
+                # A syntax error is a result (above), but the run did not analyse everything.
+                "executionSuccessful": not report.errors and not any(file.cell_errors for file in report.files),
                 "toolExecutionNotifications": notifications,
             }
         ],
