@@ -275,7 +275,7 @@ def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: b
     result = fix_notebook_data(data, str(path), settings, unsafe=unsafe)
     if write and result.changed and result.error is None:
         if result.notebook_text is None:
-            raise FixFileError(result.unwritable or "not written: the fixed notebook could not be rendered")
+            raise FixFileError(f"not written: {result.unwritable or 'the fixed notebook could not be rendered'}")
         try:
             write_atomically(path, result.notebook_text.encode("utf-8"))
         except OSError as error:

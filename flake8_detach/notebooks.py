@@ -400,7 +400,7 @@ def render_notebook(module: NotebookModule, new_sources: dict[int, str]) -> str:
     layout = JsonLayout.of(module.raw)
     again = layout.dump(module.document)
     if again != module.raw:
-        raise NotebookError(f"not written: {_first_difference(module.raw, again, layout)}")
+        raise NotebookError(_first_difference(module.raw, again, layout))
     document = copy.deepcopy(module.document) if new_sources else module.document
     for index, text in new_sources.items():
         cell = document["cells"][index]
@@ -416,9 +416,9 @@ def _first_difference(raw: str, again: str, layout: JsonLayout) -> str:
     for number, (old, new) in enumerate(zip(written, rewritten), start=1):
         if old != new:
             return (f"re-serialising its JSON would change line {number} ({_clip(old)!r} would become "
-                    f"{_clip(new)!r}); only the JSON layout Jupyter and json.dumps write (indentation "
-                    f"{layout.indent}, key order as found) can be rewritten cell by cell")
-    return "re-serialising its JSON would change its length (a layout flake8-detach cannot reproduce)"
+                    f"{_clip(new)!r}); a notebook is rewritten only where the rest of its JSON comes "
+                    f"back byte for byte (as json.dumps writes it, indentation {layout.indent})")
+    return "re-serialising its JSON would change where the text ends (a layout flake8-detach cannot reproduce)"
 
 
 def _clip(text: str, width: int = 60) -> str:

@@ -206,12 +206,12 @@ def test_a_layout_that_does_not_round_trip_is_refused_but_diffed(work: Path, cap
     odd.write_text(text, encoding="utf-8")
     code, _, err = run(["fix", "odd.ipynb"], capsys)
     line = text.splitlines().index(' "nbformat":   4,') + 1
-    assert code == 2 and f"re-serialising its JSON would change line {line} (' \"nbformat\":   4,'" in err, err
+    assert code == 2 and f"odd.ipynb: error: not written: re-serialising its JSON would change line {line} (' \"nbformat\":   4,'" in err, err
     assert "indent" not in err.split("would change")[0]  # says what differs, not a guess
     assert odd.read_text(encoding="utf-8") == text
     # The change can still be seen, and checked for.
     code, out, err = run(["fix", "--diff", "odd.ipynb"], capsys)
-    assert code == 1 and "+w.detach().numpy()" in out and "`fix` would not write it" in err
+    assert code == 1 and "+w.detach().numpy()" in out and "note: fix would not write it: re-serialising" in err
     assert run(["fix", "--check", "odd.ipynb"], capsys)[0] == 1
     assert "odd.ipynb:cell 1:3:3: DET101" in run(["check", "odd.ipynb"], capsys)[1]  # check reads it anyway
     assert odd.read_text(encoding="utf-8") == text

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             _report_file(path, result, args, messages, tally)
             if dry_run and result.unwritable is not None:  # the change is shown; writing it would be refused
-                print(f"{path}: note: `fix` would not write it: {result.unwritable}", file=sys.stderr)
+                print(f"{path}: note: fix would not write it: {result.unwritable}", file=sys.stderr)
             if links > 1 and result.changed and not dry_run:  # the atomic replace breaks the hard link
                 print(f"{path}: note: was hard-linked; the other links keep the old text", file=messages)
     for problem in tally.errors:
@@ -157,7 +157,7 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     if name.suffix == ".ipynb":
         if result.changed and result.notebook_text is None and echo:
             sys.stdout.buffer.write(data)
-            print(f"{args.stdin_filename}: error: {result.unwritable}", file=sys.stderr)
+            print(f"{args.stdin_filename}: error: not written: {result.unwritable}", file=sys.stderr)
             return 2
         fixed = result.notebook_text.encode("utf-8") if result.changed and result.notebook_text is not None else data
     else:
