@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
     )
-    parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
+    parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
     parser.add_argument(
         "--jobs",
         "-j",

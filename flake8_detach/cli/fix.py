@@ -39,7 +39,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stdin-filename",
         default="stdin",
-        help="with '-' as the path: the file name the source stands for (config and per-file-ignores)",
+        help="with '-' as the path: the file name the source stands for (config and per-file-ignores); "
+        "a name ending in .ipynb reads and writes a notebook's JSON",
     )
     parser.add_argument(
         "--style",
