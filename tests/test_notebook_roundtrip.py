@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flake8_detach.fixer import fix_file, fix_notebook_data
-from flake8_detach.notebooks import JsonLayout
+from flake8_detach.notebook_json import JsonLayout
 
 CLEAN = [
     "import torch",
