@@ -2,8 +2,8 @@
 
 Exit 0 when nothing is left to fix; 1 when files were (or, with --diff/--check, would be)
 changed or diagnostics remain that need a hand (or --unsafe-fixes); 2 when the configuration,
-a path, or a file could not be read, decoded, parsed or written: an incomplete run never looks
-clean.
+a path, or a file could not be read, decoded, parsed or written, or a notebook cell was left out
+because it does not parse: an incomplete run never looks clean.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, TextIO
 
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
-from ..fixer import FixFileError, FixResult, fix_file, fix_source
-from ..notebooks import display_location
+from ..fixer import FixFileError, FixResult, fix_file, fix_notebook_data, fix_source
+from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES
 from .selection import add_selection_options, command_line_overrides, discover_files
 
@@ -39,7 +39,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stdin-filename",
         default="stdin",
-        help="with '-' as the path: the file name the source stands for (config and per-file-ignores)",
+        help="with '-' as the path: the file name the source stands for (config and per-file-ignores); "
+        "a name ending in .ipynb reads and writes a notebook's JSON",
     )
     parser.add_argument(
         "--style",
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: {result.skipped}", file=sys.stderr)
                 continue
             _report_file(path, result, args, messages, tally)
+            if dry_run and result.unwritable is not None:  # the change is shown; writing it would be refused
+                print(f"{path}: note: fix would not write it: {result.unwritable}", file=sys.stderr)
             if links > 1 and result.changed and not dry_run:  # the atomic replace breaks the hard link
                 print(f"{path}: note: was hard-linked; the other links keep the old text", file=messages)
     for problem in tally.errors:
@@ -123,32 +126,82 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
 
     As `ruff check --fix -`: the whole source is always written back, fixed or not, so a
     formatter pipeline never loses the buffer; what could not be fixed is reported on stderr.
+    With `--stdin-filename x.ipynb` the buffer is a notebook's JSON, written back the same way
+    (byte for byte when nothing changes). `--diff` prints only the diff; `--check` prints nothing.
     """
     name = Path(args.stdin_filename)
     data = sys.stdin.buffer.read()
+    echo = not (args.diff or args.check)
     try:
-        source = decode_source(data, args.stdin_filename)
         settings = resolver.for_path(name).settings_for(name)
-    except (SourceError, ConfigError) as error:
-        sys.stdout.buffer.write(data)
+        if name.suffix == ".ipynb":
+            result = fix_notebook_data(data, args.stdin_filename, settings, unsafe=args.unsafe_fixes)
+            source = ""
+        else:
+            source = decode_source(data, args.stdin_filename)
+            result = fix_source(source, settings, unsafe=args.unsafe_fixes)
+    except (SourceError, ConfigError, FixFileError) as error:
+        if echo:
+            sys.stdout.buffer.write(data)
         print(f"{args.stdin_filename}: error: {error}", file=sys.stderr)
         return 2
-    result = fix_source(source, settings, unsafe=args.unsafe_fixes)
+    if result.skipped is not None:
+        if echo:
+            sys.stdout.buffer.write(data)
+        print(f"{args.stdin_filename}: {result.skipped}", file=sys.stderr)
+        return 0
     if result.error is not None:
-        sys.stdout.write(source)
+        if echo:
+            sys.stdout.buffer.write(data)
         print(f"{args.stdin_filename}: error: {result.error}; left unchanged", file=sys.stderr)
         return 2
-    fixed = result.source
-    if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
-        fixed = fixed.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
-    sys.stdout.buffer.write(fixed.encode("utf-8"))
+    if name.suffix == ".ipynb":
+        if result.changed and result.notebook_text is None and echo:
+            sys.stdout.buffer.write(data)
+            print(f"{args.stdin_filename}: error: not written: {result.unwritable}", file=sys.stderr)
+            return 2
+        fixed = result.notebook_text.encode("utf-8") if result.changed and result.notebook_text is not None else data
+    else:
+        text = result.source
+        if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
+            text = text.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
+        fixed = text.encode("utf-8") if result.changed else data
+    if echo:
+        sys.stdout.buffer.write(fixed)
+    elif args.diff and result.changed:
+        _write_diff(args.stdin_filename, result)
     sys.stdout.flush()
     tally = _Tally(fixes=len(result.applied), files=int(result.changed))
+    for cell_error in result.cell_errors:
+        tally.errors.append(cell_error_line(args.stdin_filename, cell_error))
+    for problem in tally.errors:
+        print(problem, file=sys.stderr)
     for diagnostic in result.remaining:
         tally.remaining += 1
-        print(f"{args.stdin_filename}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}", file=sys.stderr)
-    print(_summary(tally, False, args.unsafe_fixes), file=sys.stderr)
+        where = display_location(args.stdin_filename, result.cells, diagnostic.line)
+        print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}", file=sys.stderr)
+    print(_summary(tally, not echo, args.unsafe_fixes), file=sys.stderr)
+    if tally.errors:
+        return 2
+    if not echo and result.changed:
+        return 1
     return 1 if result.remaining else 0
+
+
+def _write_diff(name: str, result: FixResult) -> None:
+    """A unified diff of the fix on stdout: per changed cell for a notebook, of the text otherwise."""
+    # A notebook: one diff per changed cell, its lines numbered within the cell.
+    changes = (
+        [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
+        if result.cell_changes is not None else [(name, result.original, result.source)]
+    )
+    for label, old, new in changes:
+        sys.stdout.writelines(
+            _with_final_newlines(difflib.unified_diff(
+                old.splitlines(keepends=True), new.splitlines(keepends=True),
+                fromfile=f"a/{label}", tofile=f"b/{label}",
+            ))
+        )
 
 
 def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
@@ -156,19 +209,9 @@ def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: T
         tally.files += 1
         tally.fixes += len(result.applied)
         if args.diff:
-            name = path.as_posix()
-            # A notebook: one diff per changed cell, its lines numbered within the cell.
-            changes = (
-                [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
-                if result.cell_changes is not None else [(name, result.original, result.source)]
-            )
-            for label, old, new in changes:
-                sys.stdout.writelines(
-                    _with_final_newlines(difflib.unified_diff(
-                        old.splitlines(keepends=True), new.splitlines(keepends=True),
-                        fromfile=f"a/{label}", tofile=f"b/{label}",
-                    ))
-                )
+            _write_diff(path.as_posix(), result)
+    for cell_error in result.cell_errors:  # nothing in that cell was looked at: not clean
+        tally.errors.append(cell_error_line(str(path), cell_error))
     for diagnostic in result.remaining:
         tally.remaining += 1
         hint = ""
