@@ -24,7 +24,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic
-from .notebooks import MAX_NOTEBOOK_BYTES
+from .notebooks import MAX_NOTEBOOK_BYTES, CellError
 from .reporting.model import FileReport, RenderedFix
 from .reporting.spans import TextEdit
 from .settings import Settings
@@ -32,7 +32,7 @@ from .settings import Settings
 DEFAULT_DIRECTORY = ".flake8_detach_cache"
 DIRECTORY_VARIABLE = "FLAKE8_DETACH_CACHE_DIR"
 MAX_BYTES = 64 * 2**20  # past this, the oldest entries go until a quarter is free
-FORMAT = "1"  # bump when an entry's layout changes
+FORMAT = "2"  # bump when an entry's layout changes
 GITIGNORE = "# Created by flake8-detach: its results cache, never committed.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by flake8-detach.\n"
@@ -195,7 +195,9 @@ def report_to_data(report: FileReport) -> dict[str, Any]:
         "error_position": list(report.error_position) if report.error_position else None,
         "cells": [[line, cell, in_cell] for line, (cell, in_cell) in report.cells.items()]
         if report.cells is not None else None,
-        "notes": report.notes,
+        "cell_errors": [[e.cell, e.message, e.line, e.column, e.artifact_line] for e in report.cell_errors],
+        "artifact_lines": [[line, at] for line, at in report.artifact_lines.items()]
+        if report.artifact_lines is not None else None,
         "skipped": report.skipped,
         # A notebook's source is assembled from its cells: kept, where a .py file is decoded again.
         "source": report.source if report.cells is not None else None,
@@ -216,7 +218,8 @@ def report_from_data(data: dict[str, Any], path: str) -> FileReport:
         error=data["error"],
         error_position=(position[0], position[1]) if position else None,
         cells={line: (cell, in_cell) for line, cell, in_cell in cells} if cells is not None else None,
-        notes=list(data["notes"]),
+        cell_errors=[CellError(*entry) for entry in data["cell_errors"]],
+        artifact_lines={line: at for line, at in data["artifact_lines"]} if data["artifact_lines"] is not None else None,
         skipped=data["skipped"],
         fixes=fixes,
         source=data["source"],

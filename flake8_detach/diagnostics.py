@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
+
+# Where a message names another place (the call that passes the value). Filled per front: a
+# file says `line 48`, a notebook `cell 6, line 4`, so the message keeps it unfilled as well.
+RELATED_PLACE = "{related}"
+
+
+def line_place(line: int) -> str:
+    """How a message names a line of a plain file."""
+    return f"line {line}"
 
 
 @dataclass(frozen=True)
@@ -23,7 +33,7 @@ class Finding:
 
     code: str
     node: cst.CSTNode  # the token to point at: `numpy` in `out.numpy()`
-    message: str  # may hold `{related_line}`, filled with the line of `related`
+    message: str  # may hold RELATED_PLACE, filled with where `related` is
     fix: Fix | None = None
     related: cst.CSTNode | None = None  # e.g. the call site that passed the hazardous value
 
@@ -37,6 +47,14 @@ class Diagnostic:
     fix: Fix | None = None
     # Where the related place is (the call that passes the value): (1-based line, 0-based column).
     related: tuple[int, int] | None = None
+    # The message with RELATED_PLACE unfilled, so a notebook front can name the cell instead.
+    template: str | None = field(default=None, compare=False, repr=False)
+
+    def placed(self, place: Callable[[int], str]) -> Diagnostic:
+        """The diagnostic with its related place named by ``place`` (module line -> words)."""
+        if self.template is None or self.related is None:
+            return self
+        return replace(self, message=self.template.replace(RELATED_PLACE, place(self.related[0])))
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.line, self.column, self.code)

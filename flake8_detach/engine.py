@@ -25,7 +25,7 @@ from libcst._nodes.base import CSTNode
 from .analysis.facts import Facts
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Interpreter
-from .diagnostics import Diagnostic, Finding
+from .diagnostics import RELATED_PLACE, Diagnostic, Finding, line_place
 from .fixes import restyle
 from .positions import start_positions, statement_start_positions
 from .screening import worth_analysing
@@ -219,11 +219,11 @@ def analyze_module(
         if key in seen:
             continue
         seen.add(key)
-        message = finding.message
         related = positions[finding.related] if finding.related is not None else None
-        if related is not None:
-            message = message.replace("{related_line}", str(related[0]))
-        diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix, related))
+        template = finding.message if related is not None and RELATED_PLACE in finding.message else None
+        message = finding.message if template is None or related is None else template.replace(
+            RELATED_PLACE, line_place(related[0]))
+        diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix, related, template))
     diagnostics.sort(key=Diagnostic.sort_key)
     return Analysis(module, findings, diagnostics, facts)
 

@@ -34,11 +34,14 @@ from .engine import (
 )
 from .no_grad_blocks import Replacement, replacements, with_imports
 from .notebooks import (
+    CellError,
     NotebookError,
     NotebookSkipped,
+    assemble,
+    cell_number,
     notebook_from_bytes,
-    parse_notebook,
-    read_notebook,
+    placed_in_cells,
+    read_notebook_bytes,
     render_notebook,
     split_cells,
 )
@@ -78,8 +81,12 @@ class FixResult:
     module: cst.Module | None = None
     # The bytes written to disk (fix_file and fix_notebook with write=True and a change).
     written: bytes | None = None
-    # Parts left out (a notebook cell that does not parse), one line each, as `check` notes them.
-    notes: list[str] = field(default_factory=list)
+    # A notebook: the cells left out because they do not parse (nothing in them was fixed).
+    cell_errors: list[CellError] = field(default_factory=list)
+    # A notebook: its fixed JSON text (None when nothing changed or it cannot be written back),
+    # and why it cannot be written back (its JSON layout does not round-trip).
+    notebook_text: str | None = None
+    unwritable: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -248,38 +255,54 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False,
-                 write: bool = True, data: bytes | None = None) -> FixResult:
-    """Fix a notebook's code cells; only their sources change, the JSON elsewhere byte for byte.
+def fix_notebook_data(data: bytes, name: str, settings: Settings = DEFAULT_SETTINGS, *,
+                      unsafe: bool = False) -> FixResult:
+    """Fix a notebook's code cells from its bytes (a file's or standard input's); nothing is written.
 
-    The cells are fixed as one module (so a fix sees the state of earlier cells), cut back into
-    cells, and written atomically as for `.py` files. A notebook that is not nbformat 4 JSON as
-    Jupyter writes it is reported and never written (:class:`FixFileError`).
+    The cells are fixed as one module (so a fix sees the state of earlier cells) and cut back into
+    cells; ``notebook_text`` is the JSON with only the fixed cells' sources changed. Where that
+    JSON cannot be reproduced byte for byte elsewhere, ``unwritable`` says why, and the cells'
+    changes are still there for a diff. Raises :class:`FixFileError` when it is not a notebook.
     """
     try:
-        notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
+        notebook = notebook_from_bytes(data, name)
     except NotebookSkipped as skipped:
         return FixResult("", original="", error=None, skipped=str(skipped))
     except NotebookError as error:
         raise FixFileError(str(error)) from error
     result = fix_source(notebook.source, settings, unsafe=unsafe)
     result.cells = notebook.line_map
-    result.notes = list(notebook.problems)
-    if not result.changed or result.error is not None:
-        return result
-    old = {cell.index: cell.text for cell in notebook.cells}
-    numbers = {cell.index: cell.number for cell in notebook.cells}
-    new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
+    result.cell_errors = list(notebook.cell_errors)
+    if result.changed and result.error is None:
+        old = {cell.index: cell.text for cell in notebook.cells}
+        new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
+        result.cell_changes = {cell_number(index): (old[index], text) for index, text in new.items()}
+        fixed = assemble(name, [(cell.index, new.get(cell.index, cell.text)) for cell in notebook.cells])
+        result.cells = fixed.line_map if fixed.source == result.source else None
+        try:
+            result.notebook_text = render_notebook(notebook, new)
+        except NotebookError as error:
+            result.unwritable = str(error)
+    if result.cells is not None:
+        result.remaining = placed_in_cells(result.remaining, result.cells)
+    return result
+
+
+def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False,
+                 write: bool = True, data: bytes | None = None) -> FixResult:
+    """Fix a notebook file (from ``data``, its bytes, when already read); only its fixed cells'
+    sources change, written atomically as `.py` files are. A notebook whose JSON does not
+    round-trip is never written (:class:`FixFileError`)."""
     try:
-        rendered = render_notebook(notebook, new)
-        fixed = parse_notebook(rendered, str(path))
+        data = read_notebook_bytes(path) if data is None else data
     except NotebookError as error:
         raise FixFileError(str(error)) from error
-    result.cell_changes = {numbers[index]: (old[index], text) for index, text in new.items()}
-    result.cells = fixed.line_map if fixed.source == result.source else None
-    if write:
+    result = fix_notebook_data(data, str(path), settings, unsafe=unsafe)
+    if write and result.changed and result.error is None:
+        if result.notebook_text is None:
+            raise FixFileError(f"not written: {result.unwritable or 'the fixed notebook could not be rendered'}")
         try:
-            result.written = rendered.encode("utf-8")
+            result.written = result.notebook_text.encode("utf-8")
             write_atomically(path, result.written)
         except OSError as error:
             raise FixFileError(f"cannot write: {error.strerror or error}") from error

@@ -6,19 +6,27 @@ masked line for line, so every other line keeps its number and columns; a cell t
 parse is reported and left out, and the rest is still analysed. Only the standard library is
 used: linting a notebook needs no Jupyter install.
 
-Positions name the cell: ``cell`` is 1-based over the notebook's code cells (markdown cells do not
-count), as ruff and nbqa number them, ``line`` 1-based within the cell.
+Positions name the cell as ruff names it: ``cell`` is the 1-based position among all the
+notebook's cells (markdown and raw cells count, so the number is the one a reader counts down the
+notebook; nbqa counts code cells only), ``line`` 1-based within the cell.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .notebook_json import JsonLayout, first_difference, json_source_lines
+
+if TYPE_CHECKING:  # only the standard library at run time: reading a notebook needs no libcst
+    from .diagnostics import Diagnostic
 
 # A notebook this large is not a notebook we can rewrite safely or quickly (its outputs are).
 MAX_NOTEBOOK_BYTES = 25 * 1024 * 1024
@@ -40,13 +48,42 @@ class NotebookSkipped(NotebookError):
     """A well-formed notebook that is not ours to check (its kernel is not Python)."""
 
 
+def cell_number(index: int) -> int:
+    """What the user is told: the 1-based position among all cells, as ruff numbers them."""
+    return index + 1
+
+
 @dataclass
 class CellSource:
     index: int  # 0-based position among all cells (where it is in the JSON)
-    number: int  # 1-based among the code cells (what the user is told)
     text: str  # the cell's source as written
     masked: str  # the same with IPython syntax masked (same number of lines)
     masked_lines: dict[int, str] = field(default_factory=dict)  # mask number -> original line
+
+    @property
+    def number(self) -> int:
+        return cell_number(self.index)
+
+
+@dataclass(frozen=True)
+class CellError:
+    """A code cell left out of the analysis because it does not parse, positioned in the cell.
+
+    ``artifact_line`` is the line of the `.ipynb` text that holds that source line (see
+    :func:`json_source_lines`), for formats that can only point into the file's text.
+    """
+
+    cell: int  # 1-based among all cells
+    message: str  # Python's message: "invalid syntax"
+    line: int | None = None  # 1-based in the cell; None when Python gives no position
+    column: int | None = None  # 1-based, in characters
+    artifact_line: int | None = None
+
+    def describe(self) -> str:
+        """`check`'s wording for a file's syntax error, with the line counted in the cell."""
+        if self.line is None:
+            return self.message
+        return f"syntax error at line {self.line}, column {self.column or 1}: {self.message}"
 
 
 @dataclass
@@ -60,10 +97,46 @@ class NotebookModule:
     cells: list[CellSource]
     # module line (1-based) -> (cell number 1-based, line in cell 1-based); separator lines absent
     line_map: dict[int, tuple[int, int]]
-    problems: list[str]  # one line per cell left out because it does not parse
+    cell_errors: list[CellError]  # the cells left out because they do not parse
 
     def cell_position(self, line: int) -> tuple[int, int] | None:
         return self.line_map.get(line)
+
+    def artifact_lines(self, lines: Iterable[int]) -> dict[int, int]:
+        """Module line -> line of the `.ipynb` text holding it, for ``lines`` (none without JSON)."""
+        if not self.raw:
+            return {}
+        in_json = self._json_lines()
+        found: dict[int, int] = {}
+        for line in lines:
+            position = self.line_map.get(line)
+            if position is not None:
+                found[line] = _artifact_line(in_json, position[0] - 1, position[1])
+        return found
+
+    def _json_lines(self) -> dict[int, list[int]]:
+        if self._json_lines_cache is None:
+            self._json_lines_cache = json_source_lines(self.raw)
+        return self._json_lines_cache
+
+    _json_lines_cache: dict[int, list[int]] | None = field(default=None, repr=False, compare=False)
+
+
+def _artifact_line(in_json: dict[int, list[int]], index: int, line: int) -> int:
+    """The `.ipynb` line of ``line`` (1-based) of cell ``index``: its own, else the cell's nearest."""
+    lines = in_json.get(index) or [1]
+    return lines[min(line, len(lines)) - 1]
+
+
+def related_place(cells: dict[int, tuple[int, int]] | None, line: int) -> str:
+    """How a message names another place: `line 48` in a file, `cell 6, line 4` in a notebook."""
+    cell, cell_line = cell_location(cells, line)
+    return f"line {cell_line}" if cell is None else f"cell {cell}, line {cell_line}"
+
+
+def placed_in_cells(diagnostics: Iterable[Diagnostic], cells: dict[int, tuple[int, int]]) -> list[Diagnostic]:
+    """A notebook's diagnostics whose messages name other places by cell (`cell 6, line 4`)."""
+    return [diagnostic.placed(functools.partial(related_place, cells)) for diagnostic in diagnostics]
 
 
 def cell_location(cells: dict[int, tuple[int, int]] | None, line: int) -> tuple[int | None, int]:
@@ -74,6 +147,11 @@ def cell_location(cells: dict[int, tuple[int, int]] | None, line: int) -> tuple[
     return cell, cell_line
 
 
+def cell_error_line(path: str, error: CellError) -> str:
+    """One line for a cell left out, as `check` and `fix` print it (ruff's `path:cell N` prefix)."""
+    return f"{path}:cell {error.cell}: error: cell left out: {error.describe()}"
+
+
 def display_location(path: str, cells: dict[int, tuple[int, int]] | None, line: int) -> str:
     """`path:line`, or `path:cell 3:line` for a notebook (as ruff writes it)."""
     cell, cell_line = cell_location(cells, line)
@@ -82,6 +160,11 @@ def display_location(path: str, cells: dict[int, tuple[int, int]] | None, line: 
 
 def read_notebook(path: Path) -> NotebookModule:
     """Read ``path``; :class:`NotebookError` when it is not a notebook we can analyse."""
+    return notebook_from_bytes(read_notebook_bytes(path), str(path))
+
+
+def read_notebook_bytes(path: Path) -> bytes:
+    """The bytes of the notebook at ``path``; :class:`NotebookError` when too large or unreadable."""
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -93,7 +176,7 @@ def read_notebook(path: Path) -> NotebookModule:
         data = path.read_bytes()
     except OSError as error:
         raise NotebookError(f"cannot read: {error.strerror or error}") from error
-    return notebook_from_bytes(data, str(path))
+    return data
 
 
 def notebook_from_bytes(data: bytes, path: str = "<notebook>") -> NotebookModule:
@@ -123,7 +206,12 @@ def parse_notebook(raw: str, path: str = "<notebook>") -> NotebookModule:
         raise NotebookSkipped(f"skipped: the kernel language is {language}, not Python")
     code_cells = [(index, cell_text(cell)) for index, cell in enumerate(cells)
                   if isinstance(cell, dict) and cell.get("cell_type") == "code"]
-    return assemble(path, code_cells, document, raw)
+    module = assemble(path, code_cells, document, raw)
+    if module.cell_errors:  # where each one is in the file's text, for SARIF and GitHub
+        in_json = module._json_lines()
+        module.cell_errors = [replace(error, artifact_line=_artifact_line(in_json, error.cell - 1, error.line or 1))
+                              for error in module.cell_errors]
+    return module
 
 
 def kernel_language(document: dict[str, Any]) -> str | None:
@@ -154,37 +242,38 @@ def assemble(
     parts: list[str] = []
     line_map: dict[int, tuple[int, int]] = {}
     sources: list[CellSource] = []
-    problems: list[str] = []
+    errors: list[CellError] = []
     next_line = 1
-    for number, (index, text) in enumerate(code_cells, start=1):
+    for index, text in code_cells:
         masked, masked_lines, skip = mask_ipython(text, len(sources))
         if skip is not None:
             continue  # `%%bash` and the like: not Python, nothing to analyse (and nothing wrong)
-        error = _syntax_error(masked)
+        error = _syntax_error(masked, cell_number(index))
         if error is not None:
-            problems.append(f"cell {number}: left out, {error}")
+            errors.append(error)
             continue
-        source = CellSource(index, number, text, masked, masked_lines)
+        source = CellSource(index, text, masked, masked_lines)
         sources.append(source)
         parts.append(f"{CELL_SEPARATOR}{index + 1}\n")
         next_line += 1
         body = masked if masked.endswith("\n") or not masked else masked + "\n"
         for offset in range(body.count("\n")):
-            line_map[next_line + offset] = (number, offset + 1)
+            line_map[next_line + offset] = (source.number, offset + 1)
         next_line += body.count("\n")
         parts.append(body)
-    return NotebookModule(path, document or {}, raw, "".join(parts), sources, line_map, problems)
+    return NotebookModule(path, document or {}, raw, "".join(parts), sources, line_map, errors)
 
 
-def _syntax_error(text: str) -> str | None:
+def _syntax_error(text: str, cell: int) -> CellError | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ast.parse(text)
     except SyntaxError as error:
-        return f"syntax error at line {error.lineno}: {error.msg}"
+        column = error.offset if error.lineno is not None else None
+        return CellError(cell, error.msg, error.lineno, max(column, 1) if column is not None else None)
     except (ValueError, RecursionError, MemoryError) as error:
-        return f"cannot parse: {error}"
+        return CellError(cell, f"cannot parse: {error}")
     return None
 
 
@@ -272,19 +361,16 @@ def source_lines(text: str) -> list[str]:
 def render_notebook(module: NotebookModule, new_sources: dict[int, str]) -> str:
     """The notebook's JSON with only the changed cells' sources replaced, byte for byte elsewhere.
 
-    The document is serialised as Jupyter writes it (1-space indentation, key order kept, no
-    ASCII escaping, a final newline); a notebook whose text is not what that gives back is
-    refused rather than reformatted.
+    The document is serialised in the layout its text has (:class:`JsonLayout`); a notebook
+    whose text re-serialising does not give back is refused, and the message says where the
+    two first differ, rather than reformatted.
     """
-    if _dump(module.document) != module.raw:
-        raise NotebookError("not written: its JSON is not formatted as Jupyter writes it "
-                            "(1-space indentation); re-save it in Jupyter and fix again")
+    layout = JsonLayout.of(module.raw)
+    again = layout.dump(module.document)
+    if again != module.raw:
+        raise NotebookError(first_difference(module.raw, again, layout))
+    cells = list(module.document["cells"])  # copies of what changes only: the module stays as read
     for index, text in new_sources.items():
-        cell = module.document["cells"][index]
-        original = cell.get("source", "")
-        cell["source"] = source_lines(text) if isinstance(original, list) else text
-    return _dump(module.document)
-
-
-def _dump(document: dict[str, Any]) -> str:
-    return json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+        original = cells[index].get("source", "")
+        cells[index] = {**cells[index], "source": source_lines(text) if isinstance(original, list) else text}
+    return layout.dump({**module.document, "cells": cells})

@@ -28,23 +28,33 @@ def rule_page(code: str) -> Path:
     checkout = CHECKOUT_PAGES / f"{code}.md"
     if checkout.is_file():
         return checkout
-    from .explain import load_evidence, markdown_page
+    from .explain import EVIDENCE_PAGE, load_evidence, markdown_evidence, markdown_page
     from .rules import RULES_BY_CODE
 
-    text = markdown_page(RULES_BY_CODE[code], load_evidence(), Path(__file__).resolve().parent)
+    evidence = load_evidence()
+    # The page links its evidence (every fixture run), which is written beside it.
+    texts = {
+        f"{code}.md": markdown_page(RULES_BY_CODE[code], evidence, Path(__file__).resolve().parent),
+        EVIDENCE_PAGE: markdown_evidence(evidence),
+    }
     for folder in (_cache_folder(), Path(tempfile.gettempdir()) / f"flake8-detach-rules-{__version__}"):
-        page = folder / f"{code}.md"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            if not page.is_file() or page.read_text(encoding="utf-8") != text:
-                handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{code}-", suffix=".md")
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(text)
-                os.replace(temporary, page)  # atomic: concurrent servers never see half a page
-            return page
+            for name, text in texts.items():
+                _write_if_changed(folder / name, text)
+            return folder / f"{code}.md"
         except OSError:
             continue
     raise OSError(f"no writable folder for the page of {code}")
+
+
+def _write_if_changed(page: Path, text: str) -> None:
+    if page.is_file() and page.read_text(encoding="utf-8") == text:
+        return
+    handle, temporary = tempfile.mkstemp(dir=page.parent, prefix=f".{page.stem}-", suffix=".md")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.replace(temporary, page)  # atomic: concurrent servers never see half a page
 
 
 def rule_page_uri(code: str) -> str:

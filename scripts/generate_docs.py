@@ -1,6 +1,7 @@
 """Regenerate the rule pages, the autograd-graph figures and (on request) the runtime evidence.
 
     python scripts/generate_docs.py             # figures (docs/figures) and pages (docs/rules)
+    python scripts/generate_docs.py --pages     # the pages only (no torch, no Graphviz needed)
     python scripts/generate_docs.py --evidence  # first re-run `flake8-detach verify` for the evidence
     python scripts/generate_docs.py --check     # exit 1 if a committed file is out of date
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from flake8_detach.explain import (
+    EVIDENCE_PAGE,
     EVIDENCE_PATH,
     FIGURES_DIR,
     RULES_DIR,
@@ -31,6 +33,7 @@ from flake8_detach.explain import (
     Observation,
     evidence_to_json,
     load_evidence,
+    markdown_evidence,
     markdown_index,
     markdown_page,
 )
@@ -113,9 +116,11 @@ def generated_figures() -> dict[str, str]:
 
 
 def generated_pages(root: Path, evidence: Evidence | None) -> dict[str, str]:
-    """`docs/rules/*.md`; ``root`` holds the figures the pages embed."""
+    """`docs/rules/*.md`: a page per rule, the index, and every fixture run (evidence.md);
+    ``root`` holds the figures the pages embed."""
     files = {f"{RULES_DIR}/{rule.code}.md": markdown_page(rule, evidence, root) for rule in ALL_RULES}
     files[f"{RULES_DIR}/README.md"] = markdown_index()
+    files[f"{RULES_DIR}/{EVIDENCE_PAGE}"] = markdown_evidence(evidence)
     return files
 
 
@@ -141,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evidence", action="store_true", help="re-run flake8-detach verify for the evidence first")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
+    parser.add_argument("--pages", action="store_true",
+                        help="the pages only: leave the figures alone (no torch or Graphviz needed)")
     args = parser.parse_args(argv)
 
     evidence: Evidence | None
@@ -151,11 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         evidence = load_evidence()
 
-    figures = generated_figures()
+    figures = {} if args.pages else generated_figures()
     if args.check:
         with tempfile.TemporaryDirectory() as scratch:
             write(Path(scratch), figures)
-            pages = generated_pages(Path(scratch), evidence)
+            pages = generated_pages(REPO if args.pages else Path(scratch), evidence)
         out_of_date = stale(REPO, {**figures, **pages})
         out_of_date += [p.relative_to(REPO).as_posix() for p in orphan_pages(REPO, pages)]
         for relative in out_of_date:
@@ -167,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for orphan in orphan_pages(REPO, pages):
         orphan.unlink()
     write(REPO, pages)
-    print(f"wrote {len(figures)} figure files and {len(ALL_RULES) + 1} pages", file=sys.stderr)
+    print(f"wrote {len(figures)} figure files and {len(pages)} pages", file=sys.stderr)
     return 0
 
 

@@ -132,7 +132,7 @@ def test_the_cache_is_bounded_oldest_entries_go_first(tmp_path: Path) -> None:
     assert cache is not None
     keys = [cache.key(str(i).encode(), ".py", Settings(), "check") for i in range(40)]
     for age, key in enumerate(keys):
-        cache.put(key, FileReport("x.py", notes=["n" * 150]))
+        cache.put(key, FileReport("x.py", error="n" * 150))
         entry = cache._entry(key)
         os.utime(entry, (1_000_000 + age, 1_000_000 + age))
     assert cache.prune() > 0

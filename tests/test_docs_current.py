@@ -17,6 +17,7 @@ import pytest
 
 from flake8_detach.explain import EVIDENCE_PATH, load_evidence
 from flake8_detach.rules import ALL_RULES
+from flake8_detach.rules.base import Rule
 
 REPO = Path(__file__).resolve().parent.parent
 REGENERATE = "run `python scripts/generate_docs.py` and commit the result"
@@ -154,3 +155,133 @@ def test_graph_walk_names_leaves_and_follows_next_functions(figures: ModuleType)
         ("AddBackward0", "SumBackward0"), ("SumBackward0", "total"),
     }
     assert labels[ids.tensor] == "total"
+
+
+# ---------------------------------------------------------------------------------------------
+# The README and the hand-written docs: what a test can hold them to
+
+
+README = REPO / "README.md"
+# What CI runs (.ci/run calls the second line), so the README must start with exactly these.
+README_COMMANDS = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/flake8 --select DET examples/bad_pytorch.py",
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[verify,test]' torch==2.13.0 && .venv/bin/python -m pytest",
+)
+FIX_KINDS = ("safe", "unsafe", "none")
+
+
+def readme_rules_table() -> list[list[str]]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- rules-table")
+    table = text[start : text.index("<!-- rules-table:end -->", start)]
+    rows = [line for line in table.splitlines() if line.startswith("| [DET")]
+    return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows]
+
+
+def fix_kinds_seen(code: str) -> set[str]:
+    """What the rule's diagnostics carry on its fixtures and INVALID examples: a safe fix, an
+    unsafe one, or none."""
+    from flake8_detach.engine import check_source
+    from flake8_detach.rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE[code]
+    sources = [p.read_text(encoding="utf-8") for p in sorted((REPO / "fixtures" / code.lower()).glob("*.py"))
+               if not p.name.endswith(".fixed.py")]
+    sources += [example.code for example in rule.INVALID]
+    kinds = set()
+    for source in sources:
+        for diagnostic in check_source(source):
+            if diagnostic.code == code:
+                fix = diagnostic.fix
+                kinds.add("none" if fix is None else "safe" if fix.safe else "unsafe")
+    return kinds
+
+
+def test_readme_starts_with_the_two_commands_ci_runs() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert text.startswith("# flake8-detach\n\n```bash\n" + "\n".join(README_COMMANDS) + "\n```\n")
+    ci = REPO / ".ci" / "run"  # in a clone; an sdist does not carry it
+    if ci.is_file():
+        assert README_COMMANDS[1] in ci.read_text(encoding="utf-8")
+
+
+def test_readme_is_short() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250, "move detail to docs/"
+
+
+def test_readme_rules_table_matches_the_rule_classes() -> None:
+    rows = readme_rules_table()
+    assert [row[0] for row in rows] == [f"[{rule.code}](docs/rules/{rule.code}.md)" for rule in ALL_RULES]
+    assert [row[1] for row in rows] == [rule.name for rule in ALL_RULES]
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
+def test_readme_fix_column_says_which_fixes_the_rule_makes(rule: Rule) -> None:
+    """`safe`, `unsafe` and `none` in the fix column are exactly the kinds of fix the rule's
+    diagnostics carry on its fixtures and examples."""
+    code = rule.code
+    (row,) = [row for row in readme_rules_table() if row[0].startswith(f"[{code}]")]
+    claimed = {kind for kind in FIX_KINDS if f"`{kind}`" in row[3]}
+    assert claimed == fix_kinds_seen(code), f"README's fix column for {code}: {row[3]}"
+
+
+def markdown_files() -> list[Path]:
+    return [README, *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """GitHub's anchors for a Markdown file's headings (lower case, punctuation dropped, spaces to -)."""
+    import re
+
+    anchors = set()
+    in_code = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda path: path.relative_to(REPO).as_posix())
+def test_relative_links_resolve(path: Path) -> None:
+    """Every relative link of the README and docs/ points at a file that exists (and a heading
+    that exists, for `page.md#anchor`)."""
+    import re
+
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = (path.parent / file_part).resolve() if file_part else path
+        missing_anchor = bool(anchor) and linked.suffix == ".md" and linked.is_file() \
+            and anchor not in heading_anchors(linked)
+        if not linked.exists() or missing_anchor:
+            broken.append(target)
+    assert not broken, f"{path.relative_to(REPO)}: {broken}"
+
+
+def test_readme_links_every_docs_page() -> None:
+    """The README is the way in: every hand-written page under docs/ is linked from it."""
+    text = README.read_text(encoding="utf-8")
+    pages = {p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")}
+    pages -= {"docs/precision-review.md", "docs/fix-review.md"}  # linked from precision.md, fixes.md
+    assert {page for page in pages if f"]({page})" not in text} == set()
+
+
+def test_configuration_keys_are_the_ones_config_reads() -> None:
+    """The README's pyproject example and docs/configuration.md's table name every key, no other."""
+    import re
+
+    from flake8_detach.config import KEYS
+
+    readme = README.read_text(encoding="utf-8")
+    example = readme[readme.index("[tool.flake8-detach]\n"):]
+    example = example[: example.index("```")]
+    assert sorted(line.split(" =")[0] for line in example.splitlines()[1:] if line) == sorted(KEYS)
+    table = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| `([a-z-]+)` \|", table, flags=re.MULTILINE)
+    assert sorted(documented) == sorted(KEYS)

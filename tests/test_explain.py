@@ -16,6 +16,7 @@ from flake8_detach.explain import (
     Observation,
     evidence_to_json,
     load_evidence,
+    markdown_evidence,
     markdown_index,
     markdown_page,
     text_page,
@@ -72,6 +73,22 @@ def test_list_prints_one_row_per_rule(capsys: pytest.CaptureFixture[str]) -> Non
         assert line.split()[:2] == [rule.code, rule.name]
         assert line.endswith(rule.message)
     assert text_table() == "\n".join(lines) + "\n"
+
+
+def test_list_summaries_say_what_each_rule_flags() -> None:
+    """One accurate line per rule: DET106 is a conversion the library makes, not `.numpy()` in the
+    code; DET105 works both ways (an array from a tensor, a tensor from an array)."""
+    summaries = {rule.code: line.split(None, 2)[2] for rule, line in zip(ALL_RULES, text_table().splitlines())}
+    assert "numpy() on a tensor that may require grad" in summaries["DET101"]
+    assert ".cpu() before .detach()" in summaries["DET102"]
+    assert ".data" in summaries["DET103"]
+    assert "may live on a GPU" in summaries["DET104"]
+    assert "array" in summaries["DET105"] and "tensor" in summaries["DET105"]
+    assert "shares memory" in summaries["DET105"]
+    det106 = summaries["DET106"]
+    assert "NumPy" in det106 and "matplotlib" in det106 and "pandas" in det106
+    assert "require grad" in det106 and "GPU" in det106
+    assert not det106.startswith("converts a tensor with .numpy()")
 
 
 def test_explain_runs_without_importing_torch_or_numpy() -> None:
@@ -132,18 +149,32 @@ def sample_evidence() -> Evidence:
     )
 
 
-def test_evidence_section_counts_and_tabulates_what_was_observed() -> None:
+def test_evidence_section_counts_and_links_every_run() -> None:
+    """The rule's page says how many runs held in one sentence and links the runs, not lists them."""
     page = markdown_page(RULES_BY_CODE["DET101"], sample_evidence(), REPO)
     evidence = page[page.index("## Runtime evidence"):]
-    assert "2 runs of this rule's fixtures on cpu, 1 as claimed, 1 not." in evidence
-    assert "- cuda: not run here: no GPU" in evidence
-    assert "- meta (stand-in for cuda): 1 skipped: does not read DEVICE" in evidence
-    assert ("| [flag_b.py](../../fixtures/det101/flag_b.py) | cpu | RuntimeError at line 4 | ran to the end "
-            "| - | **not held** |") in evidence
-    assert "flag_b.py](../../fixtures/det101/flag_b.py) | meta" not in evidence  # skipped runs are counted, not listed
+    assert "2 runs of this rule's fixtures on cpu, 1 as claimed, 1 not: [every run](evidence.md#det101)" in evidence
+    assert "](../proof.md)" in evidence
+    assert "flag_b.py" not in evidence and "| fixture |" not in evidence
+    # The section is the heading, one paragraph and the generator's comment.
+    assert len([line for line in evidence.splitlines() if line.strip()]) == 3
     text = text_page(RULES_BY_CODE["DET101"], sample_evidence())
-    assert "not held fixtures/det101/flag_b.py [cpu]: ran to the end" in text
-    assert "cuda: not run here: no GPU" in text
+    assert "2 runs of this rule's fixtures on cpu, 1 as claimed, 1 not." in unwrapped(text)
+    assert "Every run: https://" in text and "evidence.md#det101" in text
+    assert "flag_b.py" not in text
+
+
+def test_evidence_page_tabulates_every_run() -> None:
+    page = markdown_evidence(sample_evidence())
+    assert "\n## DET101\n" in page and "[DET101: numpy-on-grad-tensor](DET101.md)" in page
+    assert "2 runs of this rule's fixtures on cpu, 1 as claimed, 1 not." in page
+    assert "- cuda: not run here: no GPU" in page
+    assert "- meta (stand-in for cuda): 1 skipped: does not read DEVICE" in page
+    assert ("| [flag_b.py](../../fixtures/det101/flag_b.py) | cpu | RuntimeError at line 4 | ran to the end "
+            "| - | **not held** |") in page
+    assert "flag_b.py](../../fixtures/det101/flag_b.py) | meta" not in page  # skipped runs are counted, not listed
+    for rule in ALL_RULES:  # every rule has its anchor, with or without runs
+        assert f"\n## {rule.code}\n" in page
 
 
 def test_evidence_json_round_trips(tmp_path: Path) -> None:

@@ -406,19 +406,50 @@ NOTEBOOK_CELLS = [
 ]
 
 
-def open_notebook(client: LanguageClient, uri: str, cells: list[str]) -> list[str]:
+def open_notebook(client: LanguageClient, uri: str, cells: list[str], markdown: frozenset[int] = frozenset()) -> list[str]:
+    """Open a notebook of these cells (those at the ``markdown`` indexes are markdown cells)."""
     cell_uris = [f"vscode-notebook-cell:{uri.removeprefix('file://')}#cell{index}" for index in range(len(cells))]
+    kinds = [types.NotebookCellKind.Markup if index in markdown else types.NotebookCellKind.Code
+             for index in range(len(cells))]
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
         notebook_document=types.NotebookDocument(
             uri=uri, notebook_type="jupyter-notebook", version=1,
-            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell) for cell in cell_uris],
+            cells=[types.NotebookCell(kind=kind, document=cell) for kind, cell in zip(kinds, cell_uris)],
         ),
         cell_text_documents=[
-            types.TextDocumentItem(uri=cell, language_id="python", version=1, text=text)
-            for cell, text in zip(cell_uris, cells)
+            types.TextDocumentItem(uri=cell, language_id="markdown" if index in markdown else "python",
+                                   version=1, text=text)
+            for index, (cell, text) in enumerate(zip(cell_uris, cells))
         ],
     ))
     return cell_uris
+
+
+async def published_for(client: LanguageClient, uris: list[str]) -> dict[str, list[types.Diagnostic]]:
+    for _ in range(300):  # the cells' publishes come in one burst: read what the client holds
+        if all(uri in client.diagnostics for uri in uris):
+            break
+        await asyncio.sleep(0.05)
+    return {uri: list(client.diagnostics.get(uri, [])) for uri in uris}
+
+
+@pytest.mark.asyncio
+async def test_notebook_cells_name_each_other_and_a_cell_left_out_says_why(client: LanguageClient, tmp_path: Path) -> None:
+    uri = (tmp_path / "calls.ipynb").as_uri()
+    cells = ["# Title", "import torch\ndef show(t):\n    return t.numpy()",
+             "w = torch.ones(2, requires_grad=True)\nshow(w)", "def broken(:\n    pass"]
+    cell_uris = open_notebook(client, uri, cells, markdown=frozenset({0}))
+    published = await published_for(client, cell_uris[1:])
+    (hazard,) = published[cell_uris[1]]
+    # Cells are numbered among all cells (the markdown one counts), as ruff numbers them.
+    assert hazard.message.endswith("(the value is passed by the call on cell 3, line 2)"), hazard.message
+    (related,) = hazard.related_information or []
+    assert related.location.uri == cell_uris[2] and related.location.range.start == types.Position(line=1, character=0)
+    assert published[cell_uris[2]] == []
+    (left_out,) = published[cell_uris[3]]
+    assert left_out.severity == types.DiagnosticSeverity.Error and left_out.source == "flake8-detach"
+    assert left_out.range.start == types.Position(line=0, character=11)
+    assert left_out.message.startswith("syntax error at line 1, column 12: ")
 
 
 @pytest.mark.asyncio

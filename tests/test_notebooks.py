@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -43,12 +44,13 @@ def test_check_names_the_cell_and_follows_state_across_cells(work: Path, capsys:
     code, out, err = run(["check", "train.ipynb"], capsys)
     assert code == 1
     assert [line.split(" .")[0].split(" plt")[0] for line in diagnostic_lines(out)] == [
-        "train.ipynb:cell 3:3:12: DET101",  # the model was made in cell 2; %%time keeps its body
-        "train.ipynb:cell 6:1:10: DET106",  # plt.plot of a model output from cell 3
-        "train.ipynb:cell 6:2:24: DET103",
+        # Cells are numbered as ruff numbers them: among all cells (cell 1 is markdown).
+        "train.ipynb:cell 4:3:12: DET101",  # the model was made in cell 3; %%time keeps its body
+        "train.ipynb:cell 7:1:10: DET106",  # plt.plot of a model output from cell 4
+        "train.ipynb:cell 7:2:24: DET103",
     ]
     # The cell that does not parse is reported in one line and left out; the %%bash cell is not Python.
-    assert err == "train.ipynb: cell 4: left out, syntax error at line 1: invalid syntax\n"
+    assert err == "train.ipynb:cell 5: error: cell left out: syntax error at line 1, column 12: invalid syntax\n"
 
 
 def test_the_same_code_in_cells_and_in_a_py_file_gives_the_same_diagnostics() -> None:
@@ -81,7 +83,7 @@ def test_ipython_syntax_is_masked_without_moving_anything(line: str) -> None:
     assert skip is None and len(originals) == 1
     assert masked.count("\n") == source.count("\n")
     module = parse_notebook(notebook(source))
-    assert module.problems == []
+    assert module.cell_errors == []
     (diagnostic,) = check_source(module.source)
     assert module.line_map[diagnostic.line] == (1, 5) and diagnostic.column == 2
 
@@ -94,15 +96,17 @@ def test_non_python_kernels_are_skipped_with_a_message(work: Path, capsys: pytes
 def test_folders_include_notebooks(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (work / "sub").mkdir()
     shutil.move(work / "train.ipynb", work / "sub" / "train.ipynb")
-    assert "sub/train.ipynb:cell 3:3:12: DET101" in run(["check", "."], capsys)[1]
+    assert "sub/train.ipynb:cell 4:3:12: DET101" in run(["check", "."], capsys)[1]
     assert "train.ipynb" not in run(["check", ".", "--extend-exclude", "*.ipynb"], capsys)[1]
 
 
 def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     nbformat = pytest.importorskip("nbformat")
     before = json.loads((work / "train.ipynb").read_text(encoding="utf-8"))
-    code, out, _ = run(["fix", "--unsafe-fixes", "train.ipynb"], capsys)
-    assert (code, out) == (1, "3 fixes applied in 1 file\n")  # 1: a cell was left out (it does not parse)
+    code, out, err = run(["fix", "--unsafe-fixes", "train.ipynb"], capsys)
+    # 2: the cell that does not parse was not looked at, so the run is not clean.
+    assert (code, out) == (2, "3 fixes applied in 1 file; 1 error\n")
+    assert err == "train.ipynb:cell 5: error: cell left out: syntax error at line 1, column 12: invalid syntax\n"
     text = (work / "train.ipynb").read_text(encoding="utf-8")
     after = json.loads(text)
     nbformat.validate(nbformat.reads(text, as_version=4))
@@ -113,7 +117,7 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
         assert {k: v for k, v in before["cells"][index].items() if k != "source"} == {
             k: v for k, v in after["cells"][index].items() if k != "source"}
     assert after["cells"][3]["source"] == ["%%time\n", "out = model(x)\n",
-                                           "pred = out.detach().numpy()  # DET101: the model lives in cell 2"]
+                                           "pred = out.detach().numpy()  # DET101: the model lives in cell 3"]
     assert "".join(after["cells"][6]["source"]) == (
         "plt.plot(out.detach().cpu().numpy())\nweights = model.weight.detach().numpy()")
     # Byte for byte elsewhere: the JSON with the two sources put back is the original file.
@@ -127,9 +131,9 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
 
 def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["fix", "--diff", "train.ipynb"], capsys)
-    assert code == 1
-    assert "--- a/train.ipynb:cell 3\n+++ b/train.ipynb:cell 3\n" in out
-    assert "+pred = out.detach().numpy()  # DET101: the model lives in cell 2\n" in out
+    assert code == 2  # the cell left out
+    assert "--- a/train.ipynb:cell 4\n+++ b/train.ipynb:cell 4\n" in out
+    assert "+pred = out.detach().numpy()  # DET101: the model lives in cell 3\n" in out
     assert (work / "train.ipynb").read_bytes() == TRAIN.read_bytes()
 
 
@@ -172,35 +176,137 @@ def test_a_huge_notebook_is_refused_in_one_line(work: Path, capsys: pytest.Captu
     assert code == 1 and "huge.ipynb: error: the notebook is 25 MB" in err
 
 
-def test_a_notebook_not_formatted_as_jupyter_writes_it_is_not_rewritten(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    source = json.loads(notebook("import torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()"))
+HAZARD_CELL = "import torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()"
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [{"indent": 1}, {"indent": 2}, {"indent": 4}, {"indent": 1, "ensure_ascii": True},
+     {"indent": 1, "final_newline": False}, {"indent": 1, "crlf": True}],
+    ids=["jupyter", "indent2", "indent4", "ascii", "no-final-newline", "crlf"],
+)
+def test_fix_writes_back_the_layout_it_found(work: Path, capsys: pytest.CaptureFixture[str], layout: dict) -> None:
+    document = json.loads(notebook(HAZARD_CELL))
+    document["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": ["Café ✓"]})
+    text = json.dumps(document, indent=layout["indent"], ensure_ascii=layout.get("ensure_ascii", False))
+    text += "\n" if layout.get("final_newline", True) else ""
+    if layout.get("crlf"):
+        text = text.replace("\n", "\r\n")
+    path = work / "layout.ipynb"
+    path.write_bytes(text.encode("utf-8"))
+    code, out, err = run(["fix", "layout.ipynb"], capsys)
+    assert (code, out, err) == (0, "1 fix applied in 1 file\n", "")  # 0: nothing left, as ruff
+    expected = text.replace("w.numpy()", "w.detach().numpy()")
+    assert path.read_bytes() == expected.encode("utf-8")
+
+
+def test_a_layout_that_does_not_round_trip_is_refused_but_diffed(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     odd = work / "odd.ipynb"
-    odd.write_text(json.dumps(source, indent=4))
-    before = odd.read_bytes()
+    text = notebook(HAZARD_CELL).replace('"nbformat": 4,', '"nbformat":   4,')
+    odd.write_text(text, encoding="utf-8")
     code, _, err = run(["fix", "odd.ipynb"], capsys)
-    assert code == 2 and "not formatted as Jupyter writes it" in err
-    assert odd.read_bytes() == before
+    line = text.splitlines().index(' "nbformat":   4,') + 1
+    assert code == 2 and f"odd.ipynb: error: not written: re-serialising its JSON would change line {line} (' \"nbformat\":   4,'" in err, err
+    assert "indent" not in err.split("would change")[0]  # says what differs, not a guess
+    assert odd.read_text(encoding="utf-8") == text
+    # The change can still be seen, and checked for.
+    code, out, err = run(["fix", "--diff", "odd.ipynb"], capsys)
+    assert code == 1 and "+w.detach().numpy()" in out and "note: fix would not write it: re-serialising" in err
+    assert run(["fix", "--check", "odd.ipynb"], capsys)[0] == 1
     assert "odd.ipynb:cell 1:3:3: DET101" in run(["check", "odd.ipynb"], capsys)[1]  # check reads it anyway
+    assert odd.read_text(encoding="utf-8") == text
+
+
+def stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_check_reads_a_notebook_from_stdin(work: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from_file = run(["check", "--no-cache", "train.ipynb"], capsys)
+    stdin(monkeypatch, TRAIN.read_bytes())
+    assert run(["check", "-", "--stdin-filename", "train.ipynb"], capsys) == from_file
+    assert from_file[0] == 1 and len(diagnostic_lines(from_file[1])) == 3
+
+
+def test_fix_stdin_writes_the_notebook_json(work: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    clean = notebook("import torch\nw = torch.ones(2)\nw.numpy()").rstrip("\n")  # no final newline either
+    stdin(monkeypatch, clean.encode())
+    code, out, err = run(["fix", "-", "--stdin-filename", "nb.ipynb"], capsys)
+    assert (code, out, err) == (0, clean, "0 fixes applied in 0 files\n")  # byte for byte
+    stdin(monkeypatch, notebook(HAZARD_CELL).encode())
+    code, out, err = run(["fix", "-", "--stdin-filename", "nb.ipynb"], capsys)
+    assert code == 0 and out == notebook(HAZARD_CELL).replace("w.numpy()", "w.detach().numpy()")
+    assert err == "1 fix applied in 1 file\n"
+    stdin(monkeypatch, notebook(HAZARD_CELL).encode())
+    code, out, err = run(["fix", "-", "--stdin-filename", "nb.ipynb", "--diff"], capsys)
+    assert code == 1 and out == (
+        "--- a/nb.ipynb:cell 1\n+++ b/nb.ipynb:cell 1\n@@ -1,3 +1,3 @@\n import torch\n"
+        " w = torch.ones(2, requires_grad=True)\n-w.numpy()\n\\ No newline at end of cell\n"
+        "+w.detach().numpy()\n\\ No newline at end of cell\n")
+
+
+def test_fix_stdin_diff_of_a_python_buffer_is_only_the_diff(capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin(monkeypatch, (HAZARD_CELL + "\n").encode())
+    code, out, err = run(["fix", "-", "--stdin-filename", "x.py", "--diff"], capsys)
+    assert code == 1 and out.startswith("--- a/x.py\n+++ b/x.py\n") and "+w.detach().numpy()\n" in out
+    assert "import torch\n" not in out.replace(" import torch\n", "")  # context lines only, not the buffer
+    assert err == "1 fix would be applied in 1 file\n"
+    stdin(monkeypatch, (HAZARD_CELL + "\n").encode())
+    assert run(["fix", "-", "--stdin-filename", "x.py", "--check"], capsys)[:2] == (1, "")
+
+
+def test_messages_name_other_places_by_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    helper = "import torch\ndef show(t):\n    return t.numpy()"
+    call = "w = torch.ones(2, requires_grad=True)\nshow(w)"
+    (work / "calls.ipynb").write_text(notebook(helper, call))
+    code, out, _ = run(["check", "calls.ipynb"], capsys)
+    [line] = diagnostic_lines(out)
+    assert code == 1 and line.startswith("calls.ipynb:cell 1:3:14: DET101") and line.endswith(
+        "(the value is passed by the call on cell 2, line 2)"), out
+    document = json.loads(run(["check", "calls.ipynb", "--format", "json"], capsys)[1])
+    assert document["diagnostics"][0]["message"].endswith("on cell 2, line 2)")
+    as_py = check_source(helper + "\n" + call + "\n")
+    assert as_py[0].message.endswith("(the value is passed by the call on line 5)")
 
 
 def test_json_and_sarif_carry_the_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     document = json.loads(run(["check", "train.ipynb", "--format", "json"], capsys)[1])
     first = document["diagnostics"][0]
-    assert (first["cell"], first["line"], first["column"], first["fix"]) == (3, 3, 12, None)
+    assert (first["cell"], first["line"], first["column"], first["fix"]) == (4, 3, 12, None)
     sarif = json.loads(run(["check", "train.ipynb", "--format", "sarif"], capsys)[1])
-    result = sarif["runs"][0]["results"][0]
-    assert result["properties"] == {"cell": 3}
-    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
-    assert result["message"]["text"].startswith("cell 3: DET101")
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DET101")
+    assert result["properties"] == {"cell": 4, "line": 3, "column": 12}
+    # The region is the line of the .ipynb text holding the source line, where GitHub shows it.
+    json_line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert TRAIN.read_text(encoding="utf-8").splitlines()[json_line - 1].strip().startswith('"pred = out.numpy()')
+    assert result["message"]["text"].startswith("cell 4, line 3, column 12: DET101")
     if SARIF_SCHEMA.is_file():
         jsonschema = pytest.importorskip("jsonschema")
         jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
-    github = run(["check", "train.ipynb", "--format", "github"], capsys)[1].splitlines()[0]
-    assert github.startswith("::error file=train.ipynb,title=DET101::cell 3, line 3, column 12: .numpy()")
+    github = run(["check", "train.ipynb", "--format", "github"], capsys)[1].splitlines()
+    assert github[1].startswith(f"::error file=train.ipynb,line={json_line},title=DET101::cell 4, line 3, column 12: .numpy()")
+    # The cell left out is an error in every format, positioned in its cell.
+    bad_line = next(n for n, text in enumerate(TRAIN.read_text(encoding="utf-8").splitlines(), 1) if "def broken(:" in text)
+    assert github[0] == (f"::error file=train.ipynb,line={bad_line},title=flake8-detach::"
+                         "cell 5: cell left out: syntax error at line 1, column 12: invalid syntax")
+    assert document["errors"] == [{"path": "train.ipynb", "cell": 5, "line": 1, "column": 12,
+                                   "message": "syntax error at line 1, column 12: invalid syntax"}]
+    assert document["summary"]["errors"] == 1
+    (syntax,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "syntax-error"]
+    assert syntax["locations"][0]["physicalLocation"]["region"] == {"startLine": bad_line}
+    assert syntax["properties"] == {"cell": 5, "line": 1, "column": 12}
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
 
 
 def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """flake8 does not read notebooks; `nbqa flake8` runs the plugin on them, cells numbered alike."""
+    """flake8 does not read notebooks; `nbqa flake8` runs the plugin on them and reports the same
+    places, though nbqa numbers code cells only where we (as ruff) count every cell."""
     import subprocess
     import sys
 
@@ -208,6 +314,22 @@ def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pyte
         pytest.skip("nbqa is not installed (test extra)")
     nbqa = subprocess.run([str(Path(sys.executable).parent / "nbqa"), "flake8", "train.ipynb", "--select=DET"],
                           capture_output=True, text=True, cwd=work, check=False, timeout=300)
-    through_nbqa = sorted(line.replace(":cell_", ":cell ") for line in nbqa.stdout.splitlines())
+    cells = json.loads((work / "train.ipynb").read_text(encoding="utf-8"))["cells"]
+    code_cells = [index + 1 for index, cell in enumerate(cells) if cell["cell_type"] == "code"]
+    through_nbqa = sorted(re.sub(r":cell_(\d+):", lambda m: f":cell {code_cells[int(m[1]) - 1]}:", line)
+                          for line in nbqa.stdout.splitlines())
     checked = sorted(diagnostic_lines(run(["check", "train.ipynb"], capsys)[1]))
     assert through_nbqa == checked and len(checked) == 3, nbqa.stdout + nbqa.stderr
+
+
+def test_a_source_stored_as_one_string_maps_to_its_json_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nbformat allows a source as one string: every line of that cell maps to the string's line."""
+    document = json.loads(notebook("x = 1"))
+    document["cells"].append(dict(document["cells"][0], id="one-string", source=HAZARD_CELL))
+    text = json.dumps(document, indent=1) + "\n"
+    (work / "string.ipynb").write_text(text)
+    sarif = json.loads(run(["check", "string.ipynb", "--format", "sarif"], capsys)[1])
+    (result,) = sarif["runs"][0]["results"]
+    assert result["properties"] == {"cell": 2, "line": 3, "column": 3}
+    json_line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert text.splitlines()[json_line - 1].startswith('   "source": "import torch\\nw = torch.ones')

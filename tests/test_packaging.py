@@ -48,6 +48,9 @@ def test_wheel_metadata_and_files(dist: Path) -> None:
     assert metadata["Requires-Python"] == ">=3.9"
     assert any(url.startswith("Source, ") for url in metadata.get_all("Project-URL"))
     assert "libcst<2,>=1.8" in metadata.get_all("Requires-Dist")
+    # The long description is the README, whose first lines are the two commands CI runs.
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload().startswith("# flake8-detach\n\n```bash\npython3 -m venv .venv")
 
 
 @pytest.mark.slow
@@ -57,6 +60,8 @@ def test_sdist_carries_what_its_tests_need(dist: Path) -> None:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for needed in ("LICENSE", "tests/conftest.py", "tests/test_engine.py", "fixtures/README.md",
                    "fixtures/det101/flag_requires_grad_leaf.py", "examples/bad_pytorch.py",
-                   "docs/rules/DET101.md", "docs/schemas/check-output.schema.json", ".pre-commit-hooks.yaml"):
+                   "docs/rules/DET101.md", "docs/schemas/check-output.schema.json", ".pre-commit-hooks.yaml",
+                   # what the README links and the tests read: the proof, every run, the pages
+                   "docs/proof.md", "docs/rules/evidence.md", "docs/configuration.md", "scripts/update_proof.py"):
         assert needed in names, needed
     assert not any("__pycache__" in name for name in names)

@@ -77,7 +77,9 @@ def test_json_format() -> None:
     assert first["code"] == "DET101" and first["name"] == "numpy-on-grad-tensor"
     assert first["message"].startswith("DET101 ")
     assert first["url"] == rule_url("DET101") == RULE_DOCS_BASE_URL + "DET101.md"
-    assert data["errors"] == [{"path": "broken.py", "message": "syntax error at line 1, column 5: '(' was never closed"}]
+    # Every error has the same shape; a file's has no cell, and here no position was given.
+    assert data["errors"] == [{"path": "broken.py", "cell": None, "line": None, "column": None,
+                               "message": "syntax error at line 1, column 5: '(' was never closed"}]
     assert data["summary"] == {"files": 2, "diagnostics": len(data["diagnostics"]), "errors": 1}
 
 
@@ -143,6 +145,17 @@ def test_sarif_structure() -> None:
     (invocation,) = run["invocations"]
     assert invocation["executionSuccessful"] is False
     assert "broken.py" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_a_syntax_error_with_a_place_is_a_sarif_result() -> None:
+    """Code scanning shows results as alerts on the file; a tool notification appears on none."""
+    report = Report([FileReport("broken.py", error="syntax error at line 2, column 5: '(' was never closed",
+                                error_position=(2, 4))])
+    (run,) = json.loads(render("sarif", report))["runs"]
+    (result,) = run["results"]
+    assert result["ruleId"] == "syntax-error" and result["message"]["text"].startswith("syntax error at line 2")
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
+    assert run["invocations"][0] == {"executionSuccessful": False, "toolExecutionNotifications": []}
 
 
 def test_sarif_fixes_apply() -> None:

@@ -301,13 +301,13 @@ def test_value_comparison_ignores_grad_fn_but_not_values() -> None:
 
 
 def test_readme_proof_table_lists_every_fixture() -> None:
-    """The README's Proof table is generated; a fixture missing from it means it was not regenerated."""
-    readme = (FIXTURES.parent / "README.md").read_text(encoding="utf-8")
+    """docs/proof.md's table is generated; a fixture missing from it means it was not regenerated."""
+    readme = (FIXTURES.parent / "docs" / "proof.md").read_text(encoding="utf-8")
     start = readme.index("<!-- proof:start")
     table = readme[start : readme.index("<!-- proof:end -->", start)]
     listed = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
     fixtures = {f"{path.parent.name}/{path.name}" for path in FIXTURES.rglob("*.py") if not path.name.endswith(".fixed.py")}
-    assert fixtures - listed == set(), "run: python scripts/update_readme_proof.py"
+    assert fixtures - listed == set(), "run: python scripts/update_proof.py"
     assert "0 failed" in table
 
 

@@ -31,8 +31,11 @@ from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
 from ..files import SourceError, decode_source, read_source
 from ..notebooks import (
     NotebookError,
+    NotebookModule,
     NotebookSkipped,
+    cell_error_line,
     notebook_from_bytes,
+    placed_in_cells,
     read_notebook,
 )
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
@@ -84,7 +87,7 @@ def register(subparsers: Any) -> None:
         help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
     )
     add_progress_option(parser)
-    parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin)")
+    parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
     parser.add_argument(
         "--jobs",
         "-j",
@@ -128,7 +131,13 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
 def check_path(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
     """Check one file, from ``data`` when its bytes were already read (and hashed for the cache)."""
     if path.suffix == ".ipynb":
-        return check_notebook(path, settings, data)
+        try:
+            notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
+        except NotebookSkipped as skipped:
+            return FileReport(str(path), skipped=str(skipped))
+        except NotebookError as error:
+            return FileReport(str(path), error=str(error))
+        return check_notebook_module(notebook, str(path), settings)
     try:
         source = read_source(path) if data is None else decode_source(data, str(path))
     except SourceError as error:
@@ -136,17 +145,22 @@ def check_path(path: Path, settings: Settings, data: bytes | None = None) -> Fil
     return check_text(source, str(path), settings)
 
 
-def check_notebook(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
-    """A notebook's code cells as one module; positions name the cell (see notebooks.py)."""
-    try:
-        notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
-    except NotebookSkipped as skipped:
-        return FileReport(str(path), skipped=str(skipped))
-    except NotebookError as error:
-        return FileReport(str(path), error=str(error))
-    report = check_text(notebook.source, str(path), settings)
+def check_stdin(data: bytes, display_path: str, settings: Settings) -> FileReport:
+    """Check the bytes of standard input as the file ``display_path`` names (a notebook's JSON too)."""
+    report = check_path(Path(display_path), settings, data)
+    report.path = display_path  # as the user wrote it (`./x.py`), not as Path normalises it
+    return report
+
+
+def check_notebook_module(notebook: NotebookModule, display_path: str, settings: Settings) -> FileReport:
+    """Check a notebook's module (from a file, stdin or the editor) and put its findings in cells:
+    positions and the places messages name, the cells left out, and where each lies in the JSON."""
+    report = check_text(notebook.source, display_path, settings)
     report.cells = notebook.line_map
-    report.notes = notebook.problems
+    report.cell_errors = list(notebook.cell_errors)
+    report.diagnostics = placed_in_cells(report.diagnostics, notebook.line_map)
+    if report.diagnostics:
+        report.artifact_lines = notebook.artifact_lines(d.line for d in report.diagnostics)
     return report
 
 
@@ -254,17 +268,14 @@ def run(args: argparse.Namespace) -> int:
     seen: set[Path] = set()
     for raw in args.paths:
         if raw == "-":
+            name = Path(args.stdin_filename)
             try:
-                source = decode_source(sys.stdin.buffer.read(), args.stdin_filename)
-            except SourceError as error:
-                slots.append(FileReport(args.stdin_filename, error=str(error)))
-            else:
-                try:
-                    settings = resolver.for_path(Path(args.stdin_filename)).settings_for(Path(args.stdin_filename))
-                except ConfigError as error:
-                    print(f"flake8-detach: error: {error}", file=sys.stderr)
-                    return 2
-                slots.append(check_text(source, args.stdin_filename, settings))
+                settings = resolver.for_path(name).settings_for(name)
+            except ConfigError as error:
+                print(f"flake8-detach: error: {error}", file=sys.stderr)
+                return 2
+            # As ruff reads `--stdin-filename x.ipynb`: the buffer is the notebook's JSON.
+            slots.append(check_stdin(sys.stdin.buffer.read(), args.stdin_filename, settings))
             continue
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))
@@ -298,8 +309,8 @@ def run(args: argparse.Namespace) -> int:
     checked = iter(done)
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
-        for note in file.notes:
-            print(f"{file.path}: {note}", file=sys.stderr)
+        for cell_error in file.cell_errors:
+            print(cell_error_line(file.path, cell_error), file=sys.stderr)
         if file.skipped is not None:
             print(f"{file.path}: {file.skipped}", file=sys.stderr)
     for file in report.errors:

@@ -1,9 +1,10 @@
 """`flake8-detach fix [PATH...]`: apply the rules' fixes to files, as `ruff check --fix` does.
 
 Exit codes as ruff's: 0 when nothing is left (everything found was fixed, or nothing was found);
-1 when diagnostics remain that need a hand (or --unsafe-fixes) or a notebook cell was left out
-because it does not parse, or, with --diff/--check, when files would change; 2 for usage and configuration errors, and when a path or a file could not be
-read, decoded, parsed or written: an incomplete run never looks clean.
+1 when diagnostics remain that need a hand (or --unsafe-fixes), or, with --diff/--check, when
+files would change; 2 for usage and configuration errors, when a path or a file could not be
+read, decoded, parsed or written, or a notebook cell was left out because it does not parse: an
+incomplete run never looks clean.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from typing import Any, TextIO
 from ..cache import ResultsCache, default_directory
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
-from ..fixer import fix_source
-from ..notebooks import display_location
+from ..fixer import FixFileError, fix_notebook_data, fix_source
+from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
-from .fixing import FileFix, fix_paths, write_diff
+from .fixing import FileFix, changes_of, fix_paths, write_diff
 from .progress import add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
@@ -41,7 +42,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stdin-filename",
         default="stdin",
-        help="with '-' as the path: the file name the source stands for (config and per-file-ignores)",
+        help="with '-' as the path: the file name the source stands for (config and per-file-ignores); "
+        "a name ending in .ipynb reads and writes a notebook's JSON",
     )
     parser.add_argument(
         "--style",
@@ -69,7 +71,6 @@ class _Tally:
     files: int = 0
     remaining: int = 0
     unsafe_available: int = 0
-    left_out: int = 0  # parts not analysed (a notebook cell that does not parse): not clean either
     errors: list[str] = field(default_factory=list)
 
 
@@ -109,12 +110,14 @@ def run(args: argparse.Namespace) -> int:
     bar.close()
     for fix in fixes:
         _report_file(fix, args, messages, tally)
+        if dry_run and fix.unwritable is not None:  # the change is shown; writing it would be refused
+            print(f"{fix.report.path}: note: fix would not write it: {fix.unwritable}", file=sys.stderr)
     for problem in tally.errors:
         print(problem, file=sys.stderr)
     print(_summary(tally, dry_run, args.unsafe_fixes), file=messages)
     if tally.errors:
         return 2
-    return 1 if tally.remaining or tally.left_out or (dry_run and tally.files) else 0
+    return 1 if tally.remaining or (dry_run and tally.files) else 0
 
 
 def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
@@ -122,31 +125,65 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
 
     As `ruff check --fix -`: the whole source is always written back, fixed or not, so a
     formatter pipeline never loses the buffer; what could not be fixed is reported on stderr.
+    With `--stdin-filename x.ipynb` the buffer is a notebook's JSON, written back the same way
+    (byte for byte when nothing changes). `--diff` prints only the diff; `--check` prints nothing.
     """
     name = Path(args.stdin_filename)
     data = sys.stdin.buffer.read()
+    echo = not (args.diff or args.check)
     try:
-        source = decode_source(data, args.stdin_filename)
         settings = resolver.for_path(name).settings_for(name)
-    except (SourceError, ConfigError) as error:
-        sys.stdout.buffer.write(data)
+        if name.suffix == ".ipynb":
+            result = fix_notebook_data(data, args.stdin_filename, settings, unsafe=args.unsafe_fixes)
+            source = ""
+        else:
+            source = decode_source(data, args.stdin_filename)
+            result = fix_source(source, settings, unsafe=args.unsafe_fixes)
+    except (SourceError, ConfigError, FixFileError) as error:
+        if echo:
+            sys.stdout.buffer.write(data)
         print(f"{args.stdin_filename}: error: {error}", file=sys.stderr)
         return 2
-    result = fix_source(source, settings, unsafe=args.unsafe_fixes)
+    if result.skipped is not None:
+        if echo:
+            sys.stdout.buffer.write(data)
+        print(f"{args.stdin_filename}: {result.skipped}", file=sys.stderr)
+        return 0
     if result.error is not None:
-        sys.stdout.write(source)
+        if echo:
+            sys.stdout.buffer.write(data)
         print(f"{args.stdin_filename}: error: {result.error}; left unchanged", file=sys.stderr)
         return 2
-    fixed = result.source
-    if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
-        fixed = fixed.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
-    sys.stdout.buffer.write(fixed.encode("utf-8"))
+    if name.suffix == ".ipynb":
+        if result.changed and result.notebook_text is None and echo:
+            sys.stdout.buffer.write(data)
+            print(f"{args.stdin_filename}: error: not written: {result.unwritable}", file=sys.stderr)
+            return 2
+        fixed = result.notebook_text.encode("utf-8") if result.changed and result.notebook_text is not None else data
+    else:
+        text = result.source
+        if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
+            text = text.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
+        fixed = text.encode("utf-8") if result.changed else data
+    if echo:
+        sys.stdout.buffer.write(fixed)
+    elif args.diff and result.changed:
+        write_diff(changes_of(args.stdin_filename, result), sys.stdout)
     sys.stdout.flush()
     tally = _Tally(fixes=len(result.applied), files=int(result.changed))
+    for cell_error in result.cell_errors:
+        tally.errors.append(cell_error_line(args.stdin_filename, cell_error))
+    for problem in tally.errors:
+        print(problem, file=sys.stderr)
     for diagnostic in result.remaining:
         tally.remaining += 1
-        print(f"{args.stdin_filename}:{diagnostic.line}:{diagnostic.column + 1}: {diagnostic.message}", file=sys.stderr)
-    print(_summary(tally, False, args.unsafe_fixes), file=sys.stderr)
+        where = display_location(args.stdin_filename, result.cells, diagnostic.line)
+        print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}", file=sys.stderr)
+    print(_summary(tally, not echo, args.unsafe_fixes), file=sys.stderr)
+    if tally.errors:
+        return 2
+    if not echo and result.changed:
+        return 1
     return 1 if result.remaining else 0
 
 
@@ -160,14 +197,13 @@ def _report_file(fix: FileFix, args: argparse.Namespace, out: TextIO, tally: _Ta
     if report.skipped is not None:
         print(f"{report.path}: {report.skipped}", file=sys.stderr)
         return
-    for note in report.notes:
-        tally.left_out += 1
-        print(f"{report.path}: {note}", file=sys.stderr)
     if fix.changed:
         tally.files += 1
         tally.fixes += fix.applied
         if args.diff:
             write_diff(fix.changes, sys.stdout)
+    for cell_error in report.cell_errors:  # nothing in that cell was looked at: not clean
+        tally.errors.append(cell_error_line(report.path, cell_error))
     for diagnostic, rendered in zip(report.diagnostics, report.rendered_fixes()):
         tally.remaining += 1
         hint = ""

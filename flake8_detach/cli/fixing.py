@@ -36,6 +36,8 @@ class FileFix:
     hard_linked: bool = False  # rewritten by a rename: its other hard links keep the old text
     # Could not be read, decoded or written (the others' errors are about the text: a syntax error).
     unreadable: bool = False
+    # A notebook whose fixed JSON would not round-trip: why a run that writes would refuse it.
+    unwritable: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -81,8 +83,8 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
         return FileFix(FileReport(str(path), error=str(error)), unreadable=True)
     settled = not choose_fixes(result.remaining, unsafe)  # fixing it again would change nothing
     report = left_over(path, result)
-    fixed = FileFix(report, applied=len(result.applied) if result.changed else 0, changes=_changes(path, result),
-                    hard_linked=links > 1 and result.changed and write)
+    fixed = FileFix(report, applied=len(result.applied) if result.changed else 0, changes=changes_of(path.as_posix(), result),
+                    hard_linked=links > 1 and result.changed and write, unwritable=result.unwritable)
     if cache is not None and settled:
         if not result.changed and key is not None:
             cache.put(key, report)
@@ -102,16 +104,16 @@ def left_over(path: Path, result: FixResult) -> FileReport:
         internal=result.internal,
         error_position=result.error_position,
         cells=result.cells,
-        notes=list(result.notes),
+        cell_errors=list(result.cell_errors),
         skipped=result.skipped,
     )
     return report.detached(with_fixes=True)
 
 
-def _changes(path: Path, result: FixResult) -> list[tuple[str, str, str]]:
+def changes_of(name: str, result: FixResult) -> list[tuple[str, str, str]]:
+    """(label, old, new) per change of the file ``name``: the whole text, or each changed cell."""
     if not result.changed:
         return []
-    name = path.as_posix()
     if result.cell_changes is not None:  # a notebook: one change per cell, numbered as Jupyter shows them
         return [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
     return [(name, result.original, result.source)]

@@ -4,7 +4,9 @@ The client sends the notebook (`notebookDocument/didOpen`/`didChange`/`didClose`
 as text documents (pygls keeps them in the workspace). The code cells are joined in order exactly
 as `flake8-detach check` joins an `.ipynb` file's (flake8_detach/notebooks.py), analysed once per
 notebook version off the event loop, and each cell gets the diagnostics of its own lines; code
-actions on a cell answer from that analysis, with edits translated into the cell's lines.
+actions on a cell answer from that analysis, with edits translated into the cell's lines. A cell
+that does not parse is left out of the analysis and gets one error at its syntax error, so the
+user knows why nothing is reported there.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
 
-from ..cli.check import check_text
+from ..cli.check import check_notebook_module
 from ..diagnostics import Diagnostic
-from ..notebooks import NotebookModule, assemble
+from ..notebooks import CellError, NotebookModule, assemble
 from ..reporting.model import FileReport
 from ..reporting.spans import TextEdit
-from .convert import split_lines, text_edit
+from .convert import position, split_lines, text_edit
 
 if TYPE_CHECKING:
     from .server import DetachLanguageServer
@@ -44,7 +47,8 @@ class NotebookResult:
     module: NotebookModule
     report: FileReport
     cell_uris: dict[int, str]  # code cell number -> the cell's text document URI (analysed cells)
-    all_uris: list[str]  # every code cell, also those left out (they get no diagnostics)
+    all_uris: dict[int, str]  # the same for every code cell, also those left out
+    texts: dict[int, str]  # code cell number -> its text (every code cell)
 
     def cell_of(self, uri: str) -> int | None:
         return next((number for number, cell_uri in self.cell_uris.items() if cell_uri == uri), None)
@@ -74,11 +78,11 @@ async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> Noteb
     module = assemble(path, [(index, text) for index, _, text in cells])
     config = ls.config_for(notebook_uri)
     settings = config.settings_for(Path(path))
-    report = await asyncio.to_thread(check_text, module.source, path, settings)
-    report.cells = module.line_map
+    report = await asyncio.to_thread(check_notebook_module, module, path, settings)
     numbers = {cell.index: cell.number for cell in module.cells}
     uris = {numbers[index]: uri for index, uri, _ in cells if index in numbers}
-    result = NotebookResult(notebook.version, module, report, uris, [uri for _, uri, _ in cells])
+    result = NotebookResult(notebook.version, module, report, uris,
+                            {index + 1: uri for index, uri, _ in cells}, {index + 1: text for index, _, text in cells})
     current = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if current is not None and current.version == notebook.version:
         ls.notebook_results[notebook_uri] = result
@@ -90,17 +94,51 @@ def cell_diagnostics(ls: DetachLanguageServer, result: NotebookResult) -> dict[s
     from .server import to_lsp_diagnostic
 
     codec = ls.workspace.position_codec
-    per_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.all_uris}
-    cell_lines = {cell.number: split_lines(cell.text) for cell in result.module.cells}
+    per_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.all_uris.values()}
+    cell_lines = {number: split_lines(text) for number, text in result.texts.items()}
     for diagnostic in result.report.diagnostics:
-        position = result.module.cell_position(diagnostic.line)
-        if position is None or position[0] not in result.cell_uris:
+        where = result.module.cell_position(diagnostic.line)
+        if where is None or where[0] not in result.cell_uris:
             continue
-        number, line = position
+        number, line = where
         in_cell = _in_cell(diagnostic, line)
         uri = result.cell_uris[number]
-        per_cell[uri].append(to_lsp_diagnostic(in_cell, cell_lines[number], codec, ls.severity, uri))
+        lsp_diagnostic = to_lsp_diagnostic(in_cell, cell_lines[number], codec, ls.severity, uri)
+        lsp_diagnostic.related_information = _related_in_cell(result, diagnostic, cell_lines, codec)
+        per_cell[uri].append(lsp_diagnostic)
+    for error in result.report.cell_errors:
+        if error.cell in result.all_uris:
+            per_cell[result.all_uris[error.cell]].append(_left_out(error, cell_lines.get(error.cell, []), codec))
     return per_cell
+
+
+def _related_in_cell(result: NotebookResult, diagnostic: Diagnostic, cell_lines: dict[int, list[str]],
+                     codec: PositionCodec) -> list[types.DiagnosticRelatedInformation] | None:
+    """"Passed by the call on cell 6, line 4": the editor links to that call, in its own cell."""
+    if diagnostic.related is None:
+        return None
+    line, column = diagnostic.related
+    where = result.module.cell_position(line)
+    if where is None or where[0] not in result.cell_uris:
+        return None
+    start = position(cell_lines[where[0]], where[1], column, codec)
+    return [types.DiagnosticRelatedInformation(
+        location=types.Location(uri=result.cell_uris[where[0]], range=types.Range(start=start, end=start)),
+        message="the call that passes the value",
+    )]
+
+
+def _left_out(error: CellError, lines: list[str], codec: PositionCodec) -> types.Diagnostic:
+    """An error at the syntax error of a cell left out of the analysis (nothing else is said there)."""
+    from .server import SOURCE
+
+    start = position(lines, error.line or 1, max((error.column or 1) - 1, 0), codec)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=types.Position(line=start.line, character=start.character + 1)),
+        message=f"{error.describe()} (flake8-detach leaves this cell out until it parses)",
+        severity=types.DiagnosticSeverity.Error,
+        source=SOURCE,
+    )
 
 
 def _in_cell(diagnostic: Diagnostic, line: int) -> Diagnostic:

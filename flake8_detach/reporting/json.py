@@ -49,13 +49,26 @@ def as_data(report: Report) -> dict[str, Any]:
     return {
         "tool": {"name": "flake8-detach", "version": __version__},
         "diagnostics": diagnostics,
-        "errors": [{"path": file.path, "message": file.error} for file in report.errors],
+        "errors": errors_data(report),
         "summary": {
             "files": len(report.files),
             "diagnostics": report.diagnostic_count,
-            "errors": len(report.errors),
+            "errors": report.error_count,
         },
     }
+
+
+def errors_data(report: Report) -> list[dict[str, Any]]:
+    """What could not be checked: whole files, and notebook cells left out (positioned in the cell)."""
+    errors: list[dict[str, Any]] = []
+    for file in report.files:
+        if file.error is not None:
+            line, column = (None, None) if file.error_position is None else file.error_position
+            errors.append({"path": file.path, "cell": None, "line": line,
+                           "column": None if column is None else column + 1, "message": file.error})
+        errors.extend({"path": file.path, "cell": error.cell, "line": error.line, "column": error.column,
+                       "message": error.describe()} for error in file.cell_errors)
+    return errors
 
 
 def render(report: Report) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from ..diagnostics import Diagnostic
-from ..notebooks import cell_location
+from ..notebooks import CellError, cell_location
 from .spans import TextEdit, fix_edits
 
 
@@ -34,8 +34,11 @@ class FileReport:
     error_position: tuple[int, int] | None = None
     # A notebook: module line -> (cell number, line in the cell); diagnostics stay in module lines.
     cells: dict[int, tuple[int, int]] | None = None
-    # Parts left out of the analysis (a notebook cell that does not parse), one line each.
-    notes: list[str] = field(default_factory=list)
+    # A notebook: the cells left out of the analysis because they do not parse.
+    cell_errors: list[CellError] = field(default_factory=list)
+    # A notebook: module line -> line of the `.ipynb` text holding it (the diagnostics' lines),
+    # for formats that can only point at the file's text (SARIF, GitHub annotations).
+    artifact_lines: dict[int, int] | None = None
     # Why a well-formed file was not checked (a notebook whose kernel is not Python): no failure.
     skipped: str | None = None
     # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
@@ -77,13 +80,18 @@ class Report:
     def errors(self) -> list[FileReport]:
         return [file for file in self.files if file.error is not None]
 
+    @property
+    def error_count(self) -> int:
+        """Files that could not be checked, and notebook cells left out because they do not parse."""
+        return len(self.errors) + sum(len(file.cell_errors) for file in self.files)
+
     def exit_code(self) -> int:
         """0 clean; 1 diagnostics or files that could not be checked; 2 an internal error.
 
-        As ruff and flake8 do, a file that does not parse or cannot be read is reported and the
+        As ruff and flake8 do, a file (or a notebook cell) that does not parse or cannot be read is reported and the
         run goes on: it exits 1 like any finding, so one bad file does not look like a broken
         tool. 2 stays for what is the tool's fault (and for usage and config errors).
         """
         if any(file.internal for file in self.errors):
             return 2
-        return 1 if self.diagnostic_count or self.errors or any(file.notes for file in self.files) else 0
+        return 1 if self.diagnostic_count or self.errors or any(file.cell_errors for file in self.files) else 0

@@ -3,6 +3,19 @@
 One run, whose driver lists every rule with its documentation; one result per diagnostic with a
 physical location, and the fix as a text replacement where the rule has one. Columns are counted
 in code points (``columnKind``), as the engine counts them.
+
+Notebooks: SARIF has no cells, and a region is lines of the artifact's text (SARIF 2.1.0 §3.30),
+which for an `.ipynb` is its JSON; GitHub code scanning shows that text around the region. So a
+notebook result's region is the line of the JSON that holds the source line (nbformat stores a
+source as one JSON string per line; a source stored as one string maps to that string's line),
+without columns (the cell's columns are not the JSON line's), and the cell, the line and the
+column in the cell are in the message and in ``properties``.
+
+A syntax error (of a file, or of a notebook cell left out) is a result (rule ``syntax-error``, as
+ruff reports ``invalid-syntax``), not a tool notification: SARIF keeps notifications for conditions of the
+tool's run and results for conditions of the analysed artifact (§3.58.1), and code scanning shows
+results as alerts on the file while notifications appear on no alert. A file that cannot be read
+at all has no place to point at and stays a notification.
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ from .spans import TextEdit, token_length
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
+SYNTAX_ERROR_RULE = "syntax-error"
 
 
 def _rule_descriptor(rule: Rule) -> dict[str, Any]:
@@ -67,7 +81,17 @@ def render_data(report: Report) -> dict[str, Any]:
     for file in report.files:
         uri = artifact_uri(file.path)
         location = {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": SRCROOT}
-        if file.error is not None:
+        if file.error is not None and file.error_position is not None:
+            # A syntax error is a condition of the file, at a place in it: a result (see above).
+            line, column = file.error_position
+            results.append({
+                "ruleId": SYNTAX_ERROR_RULE,
+                "level": "error",
+                "message": {"text": file.error},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": location, "region": {"startLine": line, "startColumn": column + 1}}}],
+            })
+        elif file.error is not None:
             notifications.append(
                 {
                     "level": "error",
@@ -75,36 +99,40 @@ def render_data(report: Report) -> dict[str, Any]:
                     "locations": [{"physicalLocation": {"artifactLocation": location}}],
                 }
             )
+        for cell_error in file.cell_errors:
+            results.append({
+                "ruleId": SYNTAX_ERROR_RULE,
+                "level": "error",
+                "message": {"text": f"cell {cell_error.cell}: cell left out: {cell_error.describe()}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": location,
+                    **({"region": {"startLine": cell_error.artifact_line}} if cell_error.artifact_line else {}),
+                }}],
+                "properties": {"cell": cell_error.cell, "line": cell_error.line, "column": cell_error.column},
+            })
         lines = file.source.splitlines() if file.source is not None else []
         for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
             line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
             start = diagnostic.column + 1
-            # A notebook: the region is within the cell, and the cell is named (SARIF has no cells).
+            end = start + token_length(line_text, diagnostic.column)
             cell, line = file.location(diagnostic.line)
+            region: dict[str, int] = {"startLine": line, "startColumn": start, "endLine": line, "endColumn": end}
+            message = diagnostic.message
             if cell is not None:
                 fix = None  # the edit is in the notebook's module text, not in its JSON
+                at = (file.artifact_lines or {}).get(diagnostic.line)
+                region = {"startLine": at} if at is not None else {}
+                message = f"cell {cell}, line {line}, column {start}: {diagnostic.message}"
             result: dict[str, Any] = {
                 "ruleId": diagnostic.code,
                 "level": "error",
-                "message": {"text": diagnostic.message if cell is None else f"cell {cell}: {diagnostic.message}"},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": location,
-                            "region": {
-                                "startLine": line,
-                                "startColumn": start,
-                                "endLine": line,
-                                "endColumn": start + token_length(line_text, diagnostic.column),
-                            },
-                        }
-                    }
-                ],
+                "message": {"text": message},
+                "locations": [{"physicalLocation": {"artifactLocation": location, **({"region": region} if region else {})}}],
             }
             if diagnostic.code in rule_index:
                 result["ruleIndex"] = rule_index[diagnostic.code]
             if cell is not None:
-                result["properties"] = {"cell": cell}
+                result["properties"] = {"cell": cell, "line": line, "column": start}
             if fix is not None:
                 edit = fix.edit
                 result["fixes"] = [
@@ -134,7 +162,11 @@ def render_data(report: Report) -> dict[str, Any]:
         "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "invocations": [
-            {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
+            {
+                # A syntax error is a result (above), but the run did not analyse everything.
+                "executionSuccessful": not report.errors and not any(file.cell_errors for file in report.files),
+                "toolExecutionNotifications": notifications,
+            }
         ],
         "results": results,
     }

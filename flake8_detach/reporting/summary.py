@@ -33,7 +33,7 @@ def fix_counts(files: list[FileReport], unsafe: bool) -> tuple[int, int]:
 def summary(report: Report, *, unsafe: bool = False, fixed: int | None = None) -> str:
     """The closing lines; ``fixed``: how many diagnostics `check --fix` fixed (None: no --fix)."""
     # A file that could not be checked, or a notebook cell left out, is no pass: each counts.
-    remaining = report.diagnostic_count + len(report.errors) + sum(len(file.notes) for file in report.files)
+    remaining = report.diagnostic_count + report.error_count
     found = remaining + (fixed or 0)
     applicable, hidden = fix_counts(report.files, unsafe)
     if found == 0:

@@ -55,7 +55,7 @@ CALLER_DEPENDENT_NOTE = " (it depends on the caller: this raises if called with 
 def call_site_note(value: Value) -> tuple[str, cst.CSTNode | None]:
     """For a hazard that reached a helper's parameter: a message suffix naming the passing call."""
     if isinstance(value.via, cst.Call):
-        return " (the value is passed by the call on line {related_line})", value.via
+        return " (the value is passed by the call on {related})", value.via
     return "", None
 
 

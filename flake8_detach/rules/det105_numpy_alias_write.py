@@ -11,7 +11,8 @@ from .base import Invalid, Rule
 class NumpyAliasWrite(Rule):
     code = "DET105"
     name = "numpy-alias-write"
-    message = "writing this array also changes the tensor it came from"
+    # The rule's summary (explain --list, SARIF, the docs); each diagnostic names the two sides.
+    message = "an in-place write to an array or tensor also changes the tensor or array it shares memory with on the CPU"
     what_it_does = (
         "Flags an in-place write (`a[i] = ...`, `a += ...`, `np.copyto(a, ...)`, `t.add_(...)`) to "
         "an array or tensor that shares memory with another name, when that other name is used "

@@ -26,7 +26,11 @@ def detached_on_cpu(expr: cst.BaseExpression) -> cst.Call:
 class ImplicitNumpyConversion(Rule):
     code = "DET106"
     name = "implicit-numpy-conversion"
-    message = "converts a tensor with .numpy()"
+    # The rule's summary (explain --list, SARIF, the docs); each diagnostic names the call.
+    message = (
+        "NumPy, matplotlib or pandas calls .numpy() on a tensor passed to it: RuntimeError if it "
+        "may require grad, TypeError if it may live on a GPU; pass .detach().cpu().numpy()"
+    )
     what_it_does = (
         "Flags a value that may require grad or may live on a GPU passed to a function that "
         "converts it to a NumPy array for you: `np.asarray`, `np.array`, NumPy ufuncs and "
