@@ -296,3 +296,22 @@ def test_fix_help_names_every_rule_with_a_fix(capsys):
     with_fixes = [rule.code for rule in ALL_RULES if any(example.fixed is not None for example in rule.INVALID)]
     assert with_fixes == ["DET101", "DET102", "DET103", "DET104", "DET105", "DET106"]
     assert f"{with_fixes[0]}-{with_fixes[-1]}" in text
+
+
+def test_check_fix_on_a_notebook_points_sarif_into_its_json(project, capsys):
+    import json
+
+    cells = [GRAD + "a = w.numpy()", "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.weight.data.zero_()"]
+    document = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                           "source": source.splitlines(keepends=True)} for i, source in enumerate(cells)],
+                "metadata": {"kernelspec": {"language": "python", "name": "k", "display_name": "k"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (project / "nb.ipynb").write_text(json.dumps(document, indent=1) + "\n")
+    code, out, _ = check(capsys, "--fix", "--format", "sarif", "nb.ipynb")
+    assert code == 1  # the DET103 write is left (its fix is unsafe)
+    fixed = json.loads(out)["runs"][0]["results"]
+    assert "w.detach().numpy()" in (project / "nb.ipynb").read_text()
+    # The same place a plain check of the fixed notebook gives: the line of the .ipynb holding it.
+    plain = json.loads(check(capsys, "--format", "sarif", "nb.ipynb")[1])["runs"][0]["results"]
+    assert [r["locations"] for r in fixed] == [r["locations"] for r in plain]
+    assert fixed[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 1

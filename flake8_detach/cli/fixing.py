@@ -20,6 +20,7 @@ from typing import TextIO
 from ..cache import MODE_FIX, MODE_FIX_UNSAFE, ResultsCache, read_for_cache
 from ..files import SourceError, decode_source
 from ..fixer import FixFileError, FixResult, choose_fixes, fix_file
+from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from ..reporting import FileReport
 from ..settings import Settings
 from .progress import Progress
@@ -83,6 +84,8 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
         return FileFix(FileReport(str(path), error=str(error)), unreadable=True)
     settled = not choose_fixes(result.remaining, unsafe)  # fixing it again would change nothing
     report = left_over(path, result)
+    if report.cells is not None and report.diagnostics:
+        report.artifact_lines = _artifact_lines(path, result, data, report)
     fixed = FileFix(report, applied=len(result.applied) if result.changed else 0, changes=changes_of(path.as_posix(), result),
                     hard_linked=links > 1 and result.changed and write, unwritable=result.unwritable)
     if cache is not None and settled:
@@ -108,6 +111,24 @@ def left_over(path: Path, result: FixResult) -> FileReport:
         skipped=result.skipped,
     )
     return report.detached(with_fixes=True)
+
+
+def _artifact_lines(path: Path, result: FixResult, data: bytes | None, report: FileReport) -> dict[int, int] | None:
+    """A notebook's diagnostics' lines in its JSON as it now is (written, would be, or unchanged),
+    as `check` finds them, so SARIF and GitHub point into the `.ipynb` after `check --fix` too."""
+    if result.written is not None:
+        text = result.written
+    elif result.changed:
+        text = result.notebook_text.encode("utf-8") if result.notebook_text is not None else b""
+    else:
+        text = data or b""
+    try:
+        notebook = notebook_from_bytes(text, str(path))
+    except (NotebookError, NotebookSkipped):
+        return None
+    if notebook.line_map != report.cells:
+        return None
+    return notebook.artifact_lines(diagnostic.line for diagnostic in report.diagnostics)
 
 
 def changes_of(name: str, result: FixResult) -> list[tuple[str, str, str]]:
