@@ -1,7 +1,8 @@
 """flake8's default format: `path:line:col: CODE message`, columns 1-based as flake8 prints them.
 
-As ruff marks them, a diagnostic that `--fix` fixes reads `CODE [*] message` (its fix must have
-been rendered: :meth:`FileReport.rendered_fixes`); the summary lines are :mod:`.summary`'s.
+As ruff marks them, a diagnostic that `--fix` fixes reads `CODE [*] message` (from its rendered
+fix's safety, :meth:`FileReport.rendered_fixes`, so cached reports mark the same); `check` adds
+the summary lines (:mod:`.summary`).
 
 With ``show_source`` each line is followed by the source line and a caret under the reported
 token (flake8's `--show-source`); with ``color`` the location, code and caret are coloured as
