@@ -315,3 +315,24 @@ def test_check_fix_on_a_notebook_points_sarif_into_its_json(project, capsys):
     plain = json.loads(check(capsys, "--format", "sarif", "nb.ipynb")[1])["runs"][0]["results"]
     assert [r["locations"] for r in fixed] == [r["locations"] for r in plain]
     assert fixed[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 1
+
+
+def test_fix_in_worker_processes_does_what_one_process_does(tmp_path, monkeypatch, capsys):
+    from flake8_detach.cli.parallel import PARALLEL_MIN_FILES
+
+    monkeypatch.chdir(tmp_path)
+    for folder in ("serial", "parallel"):
+        (tmp_path / folder).mkdir()
+        for index in range(PARALLEL_MIN_FILES + 2):
+            (tmp_path / folder / f"m{index:02}.py").write_text(TWO_FIXES if index % 3 else WRITE)
+    serial = run(capsys, "--jobs", "1", "serial")
+    parallel = run(capsys, "--jobs", "2", "parallel")
+    assert parallel == (serial[0], serial[1].replace("serial/", "parallel/"), serial[2])
+    assert serial[0] == 1 and serial[1].strip().splitlines()[-1] == (
+        "24 fixes applied in 12 files; 6 diagnostics left (6 fixable with --unsafe-fixes)")
+    for path in (tmp_path / "serial").iterdir():
+        assert (tmp_path / "parallel" / path.name).read_text() == path.read_text()
+    # The workers' cache entries are read back: nothing is analysed again.
+    counter = CountingFix(monkeypatch)
+    assert run(capsys, "--jobs", "2", "parallel") == run(capsys, "--jobs", "1", "parallel")
+    assert counter.paths == []

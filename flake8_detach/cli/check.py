@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import multiprocessing
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,11 +40,9 @@ from ..suppression import unsuppressed
 from ..syntax import one_line, python_parse
 from .fixing import FileFix, fix_paths, write_diff
 from .output import write_output_file
+from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress, add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
-
-# Below this many files, starting worker processes costs more than it saves.
-PARALLEL_MIN_FILES = 16
 
 
 def register(subparsers: Any) -> None:
@@ -221,28 +215,13 @@ def _offset(progress: Progress | None, done: int, total: int) -> Progress | None
 
 def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool,
                     progress: Progress | None = None) -> list[FileReport]:
-    if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
-        return _counted((check_path(*job) for job in jobs_list), len(jobs_list), progress)
-    worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
-    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    workers = min(jobs, len(jobs_list))
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            chunks = max(1, len(jobs_list) // (workers * 8))
-            return _counted(pool.map(worker, jobs_list, chunksize=chunks), len(jobs_list), progress)
-    except (OSError, BrokenProcessPool):
-        # No multiprocessing here (a sandbox without semaphores, a killed worker): as flake8
-        # does, fall back to one process rather than fail the run.
-        return _counted((check_path(*job) for job in jobs_list), len(jobs_list), progress)
+    if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:  # in this process: reports keep their trees
+        return map_files(_check_job, jobs_list, 1, progress)
+    return map_files(functools.partial(_check_path_detached, with_fixes=with_fixes), jobs_list, jobs, progress)
 
 
-def _counted(reports: Iterable[FileReport], total: int, progress: Progress | None) -> list[FileReport]:
-    done: list[FileReport] = []
-    for report in reports:
-        done.append(report)
-        if progress is not None:
-            progress(len(done), total)
-    return done
+def _check_job(job: Job) -> FileReport:
+    return check_path(*job)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -293,7 +272,8 @@ def run(args: argparse.Namespace) -> int:
     bar = progress_bar("fix" if fixing else "check", args)
     fixed: int | None = None
     if fixing:
-        fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not args.diff, cache=cache, progress=bar.update)
+        fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not args.diff, cache=cache, progress=bar.update,
+                          jobs=jobs)
         bar.close()
         if args.diff:
             return _report_diff(fixes, args.unsafe_fixes)

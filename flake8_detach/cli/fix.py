@@ -10,6 +10,7 @@ incomplete run never looks clean.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
 from .fixing import FileFix, changes_of, fix_paths, write_diff
+from .parallel import PARALLEL_MIN_FILES
 from .progress import add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
@@ -62,6 +64,13 @@ def register(subparsers: Any) -> None:
         help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
     )
     add_progress_option(parser)
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -83,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         config = override(discover_config(Path.cwd(), args.config))
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
+        return 2
+    if args.jobs < 0:
+        print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return 2
     dry_run = args.diff or args.check
     # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
@@ -106,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
                 return 2
     cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
     bar = progress_bar("fix", args)
-    fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update)
+    fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update,
+                      jobs=args.jobs or os.cpu_count() or 1)
     bar.close()
     for fix in fixes:
         _report_file(fix, args, messages, tally)

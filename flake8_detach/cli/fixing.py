@@ -12,6 +12,7 @@ again; its entry says what is left in it. A file the run rewrote is stored under
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..fixer import FixFileError, FixResult, choose_fixes, fix_file
 from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from ..reporting import FileReport
 from ..settings import Settings
+from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress
 
 
@@ -52,16 +54,20 @@ def fix_paths(
     write: bool,
     cache: ResultsCache | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> list[FileFix]:
-    """Fix each file with its settings, in order; ``write=False`` changes nothing on disk."""
-    done: list[FileFix] = []
-    for path, settings in work:
-        done.append(_fix_one(path, settings, unsafe=unsafe, write=write, cache=cache))
-        if progress is not None:
-            progress(len(done), len(work))
-    if cache is not None and cache.written:
+    """Fix each file with its settings, in order (in ``jobs`` processes when that pays off);
+    ``write=False`` changes nothing on disk."""
+    fix = functools.partial(_fix_job, unsafe=unsafe, write=write, cache=cache)
+    done = map_files(fix, work, jobs, progress)
+    in_workers = jobs > 1 and len(work) >= PARALLEL_MIN_FILES  # their writes are not counted here
+    if cache is not None and (cache.written or in_workers):
         cache.prune()
     return done
+
+
+def _fix_job(job: tuple[Path, Settings], *, unsafe: bool, write: bool, cache: ResultsCache | None) -> FileFix:
+    return _fix_one(job[0], job[1], unsafe=unsafe, write=write, cache=cache)
 
 
 def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache: ResultsCache | None) -> FileFix:
