@@ -1,12 +1,14 @@
-"""What `check` found in a file, kept between runs so that unchanged files cost a read and a hash.
+"""What `check` found in a file, or what `fix` left in it, kept between runs so that unchanged
+files cost a read and a hash.
 
 As ruff and mypy do, a result is keyed by everything that decides it: the file's bytes, its kind
-(a notebook reads differently), the settings, whether fixes were rendered, and the version of the
-code that produced it (the package's version and a fingerprint of its modules, so an edited
-checkout never reads a stale result). One small JSON file per result, written to a temporary
-name and renamed into place, so concurrent runs never see half an entry; the folder holds its own
-``.gitignore`` and ``CACHEDIR.TAG`` and is pruned, oldest first, once it grows past its bound.
-A cache that cannot be read or written is no cache: the run goes on and computes.
+(a notebook reads differently), the settings, the mode (`check`, or `fix` with or without unsafe
+fixes), and the version of the code that produced it (the package's version and a fingerprint of
+its modules, so an edited checkout never reads a stale result). One small JSON file per result,
+written to a temporary name and renamed into place, so concurrent runs never see half an entry;
+the folder holds its own ``.gitignore`` and ``CACHEDIR.TAG`` and is pruned, oldest first, once it
+grows past its bound. A cache that cannot be read or written is no cache: the run goes on and
+computes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic
-from .notebooks import CellError
+from .notebooks import MAX_NOTEBOOK_BYTES, CellError
 from .reporting.model import FileReport, RenderedFix
 from .reporting.spans import TextEdit
 from .settings import Settings
@@ -35,6 +37,13 @@ GITIGNORE = "# Created by flake8-detach: its results cache, never committed.\n*\
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by flake8-detach.\n"
                 "# For information about cache directory tags, see https://bford.info/cachedir/\n")
+
+
+# What an entry holds, part of its key: `check`'s diagnostics (with their fixes rendered), or
+# what `fix` left in a file it had nothing (more) to fix in, with or without the unsafe fixes.
+MODE_CHECK = "check"
+MODE_FIX = "fix"
+MODE_FIX_UNSAFE = "fix --unsafe-fixes"
 
 
 def default_directory() -> Path:
@@ -80,9 +89,10 @@ class ResultsCache:
             return None
         return cls(directory, max_bytes)
 
-    def key(self, data: bytes, kind: str, settings: Settings, with_fixes: bool) -> str:
+    def key(self, data: bytes, kind: str, settings: Settings, mode: str) -> str:
+        """The entry of one file's result; ``mode`` names what was computed (see the MODE_ names)."""
         digest = hashlib.blake2b(digest_size=20)
-        for part in (code_fingerprint(), kind, settings_key(settings), str(with_fixes)):
+        for part in (code_fingerprint(), kind, settings_key(settings), mode):
             digest.update(part.encode())
             digest.update(b"\0")
         digest.update(data)
@@ -144,6 +154,16 @@ class ResultsCache:
             total -= size
             removed += 1
         return removed
+
+
+def read_for_cache(path: Path) -> bytes | None:
+    """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
+    try:
+        if path.suffix == ".ipynb" and path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _write_atomically(target: Path, text: str) -> int:

@@ -46,6 +46,7 @@ from .notebooks import (
     split_cells,
 )
 from .suppression import unsuppressed
+from .syntax import python_parse
 
 MAX_PASSES = 10
 
@@ -74,6 +75,12 @@ class FixResult:
     cell_changes: dict[int, tuple[str, str]] | None = None
     cells: dict[int, tuple[int, int]] | None = None
     skipped: str | None = None  # a well-formed file that is not ours (a notebook of another kernel)
+    error_position: tuple[int, int] | None = None  # where a syntax error is: (1-based line, 0-based column)
+    internal: bool = False  # the error is a bug of ours, not a property of the file
+    # The fixed module, whose nodes ``remaining``'s fixes point into (None when nothing was parsed).
+    module: cst.Module | None = None
+    # The bytes written to disk (fix_file and fix_notebook with write=True and a change).
+    written: bytes | None = None
     # A notebook: the cells left out because they do not parse (nothing in them was fixed).
     cell_errors: list[CellError] = field(default_factory=list)
     # A notebook: its fixed JSON text (None when nothing changed or it cannot be written back),
@@ -170,7 +177,14 @@ def fix_module(
 
 
 def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False) -> FixResult:
-    """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done."""
+    """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done.
+
+    A file that is not Python is an error in `check`'s words (see :mod:`.syntax`), also where no
+    rule would look: `fix` must not call a file clean that `check` reports.
+    """
+    _, problem = python_parse(source)
+    if problem is not None and (problem.final or not _libcst_reads(source)):
+        return FixResult(source, original=source, error=problem.message, error_position=problem.position)
     if not worth_analysing(source, settings):
         return FixResult(source, original=source)
     try:
@@ -183,8 +197,18 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     except RecursionError:
         return FixResult(source, original=source, error="the file is nested too deeply to analyse")
     except Exception as error:  # noqa: BLE001 - a bug of ours must not cost the user a file or a traceback
-        return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}")
-    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source)
+        return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}",
+                         internal=True)
+    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source, module=outcome.module)
+
+
+def _libcst_reads(source: str) -> bool:
+    """Whether libcst parses what this Python's ``ast`` refused (newer grammar): then it is Python."""
+    try:
+        parse(source)
+    except (AnalysisError, RecursionError):
+        return False
+    return True
 
 
 class FixFileError(Exception):
@@ -265,11 +289,12 @@ def fix_notebook_data(data: bytes, name: str, settings: Settings = DEFAULT_SETTI
 
 
 def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False,
-                 write: bool = True) -> FixResult:
-    """Fix a notebook file; only its fixed cells' sources change, written atomically as `.py`
-    files are. A notebook whose JSON does not round-trip is never written (:class:`FixFileError`)."""
+                 write: bool = True, data: bytes | None = None) -> FixResult:
+    """Fix a notebook file (from ``data``, its bytes, when already read); only its fixed cells'
+    sources change, written atomically as `.py` files are. A notebook whose JSON does not
+    round-trip is never written (:class:`FixFileError`)."""
     try:
-        data = read_notebook_bytes(path)
+        data = read_notebook_bytes(path) if data is None else data
     except NotebookError as error:
         raise FixFileError(str(error)) from error
     result = fix_notebook_data(data, str(path), settings, unsafe=unsafe)
@@ -277,7 +302,8 @@ def fix_notebook(path: Path, settings: Settings = DEFAULT_SETTINGS, *, unsafe: b
         if result.notebook_text is None:
             raise FixFileError(f"not written: {result.unwritable or 'the fixed notebook could not be rendered'}")
         try:
-            write_atomically(path, result.notebook_text.encode("utf-8"))
+            result.written = result.notebook_text.encode("utf-8")
+            write_atomically(path, result.written)
         except OSError as error:
             raise FixFileError(f"cannot write: {error.strerror or error}") from error
     return result
@@ -289,8 +315,9 @@ def fix_file(
     *,
     unsafe: bool = False,
     write: bool = True,
+    data: bytes | None = None,
 ) -> FixResult:
-    """Fix a file in place (``write=False``: only compute the result).
+    """Fix a file in place (``write=False``: only compute the result); ``data``: its bytes, if read.
 
     The text is decoded as Python does and encoded back the same way, so the BOM, the coding
     cookie, line endings and every byte outside the fixed expressions are kept. A file that
@@ -299,16 +326,17 @@ def fix_file(
     """
     file = Path(path)
     if file.suffix == ".ipynb":
-        return fix_notebook(file, settings, unsafe=unsafe, write=write)
+        return fix_notebook(file, settings, unsafe=unsafe, write=write, data=data)
     try:
-        data = file.read_bytes()
+        data = file.read_bytes() if data is None else data
     except OSError as error:
         raise FixFileError(f"cannot read: {error.strerror or error}") from error
     text, encoding = read_python_bytes(data)
     result = fix_source(text, settings, unsafe=unsafe)
     if write and result.changed and result.error is None:
         try:
-            write_atomically(file, result.source.encode(encoding))
+            result.written = result.source.encode(encoding)
+            write_atomically(file, result.written)
         except (OSError, UnicodeEncodeError) as error:
             message = error.strerror if isinstance(error, OSError) else str(error)
             raise FixFileError(f"cannot write: {message or error}") from error

@@ -82,12 +82,12 @@ def test_changed_content_or_settings_miss_the_cache(
     code, out, _ = run(["bad.py"], capsys)
     assert "DET101" not in out and "DET102" in out
     code, out, _ = run(["bad.py", "--select", "DET101"], capsys)
-    assert out == "" and code == 0
-    code, out, _ = run(["bad.py", "--format", "json"], capsys)  # fixes rendered: another entry
-    assert counter.paths == ["bad.py"] * 4
+    assert out == "All checks passed!\n" and code == 0
+    code, out, _ = run(["bad.py", "--format", "json"], capsys)  # every format renders fixes: the same entry
+    assert counter.paths == ["bad.py"] * 3
     (project / "pyproject.toml").write_text('[tool.flake8-detach]\nignore = ["DET102"]\n')
     code, out, _ = run(["bad.py"], capsys)
-    assert out == "" and counter.paths == ["bad.py"] * 5
+    assert out == "All checks passed!\n" and counter.paths == ["bad.py"] * 4
 
 
 def test_no_cache_writes_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,7 +130,7 @@ def test_the_cache_is_bounded_oldest_entries_go_first(tmp_path: Path) -> None:
 
     cache = ResultsCache.open(tmp_path / "cache", max_bytes=4000)
     assert cache is not None
-    keys = [cache.key(str(i).encode(), ".py", Settings(), False) for i in range(40)]
+    keys = [cache.key(str(i).encode(), ".py", Settings(), "check") for i in range(40)]
     for age, key in enumerate(keys):
         cache.put(key, FileReport("x.py", error="n" * 150))
         entry = cache._entry(key)
@@ -150,7 +150,7 @@ def _writer(directory: str, rounds: int) -> None:
     cache = ResultsCache.open(Path(directory))
     assert cache is not None
     for i in range(rounds):
-        key = cache.key(str(i % 5).encode(), ".py", Settings(), False)
+        key = cache.key(str(i % 5).encode(), ".py", Settings(), "check")
         cache.put(key, FileReport("x.py", diagnostics=[Diagnostic("DET101", i % 5, 0, "DET101 " + "m" * 5000)],
                                   fixes=[None]))
         assert cache.get(key, "x.py") is not None
@@ -175,10 +175,10 @@ def test_a_changed_module_of_the_tool_is_a_new_cache(monkeypatch: pytest.MonkeyP
     from flake8_detach.settings import Settings
 
     cache = ResultsCache(Path("unused"))
-    before = cache.key(b"x", ".py", Settings(), False)
+    before = cache.key(b"x", ".py", Settings(), "check")
     cache_module.code_fingerprint.cache_clear()
     monkeypatch.setattr(cache_module, "__version__", "0.0.0-other")
     try:
-        assert cache.key(b"x", ".py", Settings(), False) != before
+        assert cache.key(b"x", ".py", Settings(), "check") != before
     finally:
         cache_module.code_fingerprint.cache_clear()

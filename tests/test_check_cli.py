@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import diagnostic_lines
 
 from flake8_detach.cli import main
 
@@ -51,7 +52,7 @@ def test_text_output_is_flake8s_on_the_fixtures(capsys: pytest.CaptureFixture[st
     assert files, "no fixtures found"
     code, out, err = run_check([str(path) for path in files], capsys)
     expected = flake8_lines(files, REPO)
-    assert out.splitlines() == expected
+    assert diagnostic_lines(out) == expected
     assert expected, "the fixtures flag nothing: the comparison would prove nothing"
     assert code == 1
     assert err == ""
@@ -65,10 +66,10 @@ def _parses(path: Path) -> bool:
     return True
 
 
-def test_clean_file_exits_0_silently(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_clean_file_exits_0_saying_so_as_ruff_does(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("ok.py").write_text(CLEAN)
-    assert run_check(["ok.py"], capsys) == (0, "", "")
+    assert run_check(["ok.py"], capsys) == (0, "All checks passed!\n", "")
 
 
 def test_hazard_exits_1_with_the_flake8_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,8 +77,8 @@ def test_hazard_exits_1_with_the_flake8_line(tmp_path: Path, capsys: pytest.Capt
     Path("bad.py").write_text(HAZARD)
     code, out, _ = run_check(["bad.py"], capsys)
     assert code == 1
-    assert out.startswith(DET101_LINE)
-    assert out.splitlines() == flake8_lines([Path("bad.py")], tmp_path)
+    assert diagnostic_lines(out)[0].startswith(DET101_LINE)
+    assert diagnostic_lines(out) == flake8_lines([Path("bad.py")], tmp_path)
 
 
 NOQA_CASES = {
@@ -100,7 +101,7 @@ def test_noqa_handling_matches_flake8(case: str, tmp_path: Path, capsys: pytest.
     monkeypatch.chdir(tmp_path)
     Path("bad.py").write_text(GRAD_LEAF + "def f(*a): pass\n" + NOQA_CASES[case])
     _, out, _ = run_check(["bad.py"], capsys)
-    assert out.splitlines() == flake8_lines([Path("bad.py")], tmp_path)
+    assert diagnostic_lines(out) == flake8_lines([Path("bad.py")], tmp_path)
 
 
 def test_noqa_cases_are_not_all_silent(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,10 +123,10 @@ def test_coding_cookie_and_bom_are_decoded_like_flake8(tmp_path: Path, capsys: p
     Path("crlf.py").write_bytes(HAZARD.replace("\n", "\r\n").encode())
     code, out, err = run_check(["latin.py", "bom.py", "crlf.py"], capsys)
     assert code == 1, err
-    assert sorted(out.splitlines()) == flake8_lines([Path("latin.py"), Path("bom.py"), Path("crlf.py")], tmp_path)
+    assert sorted(diagnostic_lines(out)) == flake8_lines([Path("latin.py"), Path("bom.py"), Path("crlf.py")], tmp_path)
     # The column counts characters: `café = 1; ` is 10 of them (11 bytes in UTF-8).
-    assert out.splitlines()[0].startswith("latin.py:4:13: DET101")
-    assert len(out.splitlines()) == 3
+    assert diagnostic_lines(out)[0].startswith("latin.py:4:13: DET101")
+    assert len(diagnostic_lines(out)) == 3
 
 
 def test_undecodable_and_unparsable_files_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,7 +136,7 @@ def test_undecodable_and_unparsable_files_are_one_line_errors(tmp_path: Path, ca
     Path("syntax.py").write_text("import torch\nx = (\n")
     code, out, err = run_check(["binary.py", "cookie.py", "syntax.py"], capsys)
     assert code == 1  # reported, as ruff and flake8 do; 2 is for usage and internal errors
-    assert out == ""
+    assert out == "Found 3 errors.\n"  # a file that cannot be checked counts, as ruff counts a syntax error
     lines = err.splitlines()
     assert len(lines) == 3, err
     assert lines[0].startswith("binary.py: error: cannot decode as utf-8")
@@ -149,7 +150,7 @@ def test_a_file_that_cannot_be_checked_exits_1_not_2(tmp_path: Path, capsys: pyt
     Path("bad.py").write_text(HAZARD)
     code, out, err = run_check(["bad.py", "missing.py"], capsys)
     assert code == 1
-    assert out.startswith(DET101_LINE)
+    assert diagnostic_lines(out)[0].startswith(DET101_LINE)
     assert err == "missing.py: error: no such file or directory\n"
 
 
@@ -161,9 +162,9 @@ def test_directories_recurse_and_skip_the_usual_folders(tmp_path: Path, capsys: 
     Path("src/pkg/notes.txt").write_text(HAZARD)
     code, out, _ = run_check(["."], capsys)
     assert code == 1
-    assert sorted(line.split(":")[0] for line in out.splitlines()) == ["generated/bad.py", "src/pkg/bad.py"]
+    assert sorted(line.split(":")[0] for line in diagnostic_lines(out)) == ["generated/bad.py", "src/pkg/bad.py"]
     code, out, _ = run_check([".", "--extend-exclude", "generated"], capsys)
-    assert [line.split(":")[0] for line in out.splitlines()] == ["src/pkg/bad.py"]
+    assert [line.split(":")[0] for line in diagnostic_lines(out)] == ["src/pkg/bad.py"]
 
 
 def test_extend_exclude_from_pyproject(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,7 +175,7 @@ def test_extend_exclude_from_pyproject(tmp_path: Path, capsys: pytest.CaptureFix
         Path(name).write_text(HAZARD)
     code, out, _ = run_check(["."], capsys)
     assert code == 1
-    assert [line.split(":")[0] for line in out.splitlines()] == ["src/real.py"]
+    assert [line.split(":")[0] for line in diagnostic_lines(out)] == ["src/real.py"]
 
 
 def test_select_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +195,7 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(HAZARD.encode())))
     code, out, _ = run_check(["-", "--stdin-filename", "bad.py"], capsys)
     assert code == 1
-    assert out.startswith(DET101_LINE)
+    assert diagnostic_lines(out)[0].startswith(DET101_LINE)
 
 
 def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,7 +236,7 @@ def test_a_file_named_explicitly_is_checked_whatever_its_name(tmp_path: Path, ca
     Path("train").write_text("#!/usr/bin/env python\n" + HAZARD)
     code, out, _ = run_check(["train"], capsys)
     assert code == 1
-    assert out.startswith("train:4:3: DET101")
+    assert diagnostic_lines(out)[0].startswith("train:4:3: DET101")
 
 
 def test_is_path_excluded_looks_at_folders_between_root_and_file(tmp_path: Path) -> None:
@@ -312,7 +313,7 @@ def test_only_a_clean_run_exits_0_even_with_a_syntax_error_alone(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     Path("syntax.py").write_text("import torch\nx = (\n")
     code, out, err = run_check(["syntax.py"], capsys)
-    assert (code, out) == (1, "")
+    assert (code, out) == (1, "Found 1 error.\n")
     assert err.startswith("syntax.py: error: syntax error at line 2")
 
 
@@ -339,4 +340,4 @@ def test_newer_syntax_than_this_python_is_read_by_libcst(tmp_path: Path, capsys:
     )
     code, out, err = run_check(["new.py"], capsys)
     assert (code, err) == (1, "")
-    assert out.startswith("new.py:7:3: DET101")
+    assert diagnostic_lines(out)[0].startswith("new.py:7:3: DET101")

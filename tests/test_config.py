@@ -116,7 +116,7 @@ def test_cli_honours_no_grad_contexts(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "train.py:5:7: DET101" in capsys.readouterr().out
     write_pyproject(tmp_path, "[tool.flake8-detach]\nno-grad-contexts = ['myproject.utils.evaluating']\n")
     assert main(["check", "train.py"]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "All checks passed!\n"
 
 
 def test_cli_select_replaces_the_files_select(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, diagnostic_lines
 
 from flake8_detach import check_source
 from flake8_detach.cli import main
@@ -16,7 +16,7 @@ from flake8_detach.notebooks import MAX_NOTEBOOK_BYTES, mask_ipython, parse_note
 
 NOTEBOOKS = FIXTURES / "notebooks"
 TRAIN = NOTEBOOKS / "train_across_cells.ipynb"
-SARIF_SCHEMA = REPO.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+SARIF_SCHEMA = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"  # vendored: see its LICENSE.md
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -43,7 +43,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_check_names_the_cell_and_follows_state_across_cells(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["check", "train.ipynb"], capsys)
     assert code == 1
-    assert [line.split(" .")[0].split(" plt")[0] for line in out.splitlines()] == [
+    assert [line.split(" .")[0].split(" plt")[0] for line in diagnostic_lines(out)] == [
         # Cells are numbered as ruff numbers them: among all cells (cell 1 is markdown).
         "train.ipynb:cell 4:3:12: DET101",  # the model was made in cell 3; %%time keeps its body
         "train.ipynb:cell 7:1:10: DET106",  # plt.plot of a model output from cell 4
@@ -90,7 +90,7 @@ def test_ipython_syntax_is_masked_without_moving_anything(line: str) -> None:
 
 def test_non_python_kernels_are_skipped_with_a_message(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(NOTEBOOKS / "r_kernel.ipynb", work / "r.ipynb")
-    assert run(["check", "r.ipynb"], capsys) == (0, "", "r.ipynb: skipped: the kernel language is r, not Python\n")
+    assert run(["check", "r.ipynb"], capsys) == (0, "All checks passed!\n", "r.ipynb: skipped: the kernel language is r, not Python\n")
 
 
 def test_folders_include_notebooks(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,7 +126,7 @@ def test_fix_changes_only_the_fixed_cells_sources(work: Path, capsys: pytest.Cap
     assert json.dumps(after, indent=1, ensure_ascii=False) + "\n" == TRAIN.read_text(encoding="utf-8")
     # Idempotent, and check is clean apart from the cell that does not parse.
     assert run(["fix", "--unsafe-fixes", "train.ipynb"], capsys)[1].startswith("0 fixes")
-    assert run(["check", "train.ipynb"], capsys)[1] == ""
+    assert run(["check", "train.ipynb"], capsys)[1] == "Found 1 error.\n"  # the cell left out
 
 
 def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,10 +140,10 @@ def test_fix_diff_is_per_cell(work: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_a_fix_that_adds_lines_stays_in_its_cell(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = "import torch\nlayer = torch.nn.Linear(2, 2)"
     (work / "data.ipynb").write_text(notebook(first, "p = next(layer.parameters())\np.data.add_(1)", "print(p)"))
-    assert run(["fix", "--unsafe-fixes", "data.ipynb"], capsys)[0] == 1
+    assert run(["fix", "--unsafe-fixes", "data.ipynb"], capsys)[0] == 0  # fixed, nothing left
     cells = ["".join(cell["source"]) for cell in json.loads((work / "data.ipynb").read_text())["cells"]]
     assert cells == [first, "p = next(layer.parameters())\nwith torch.no_grad():\n    p.add_(1)", "print(p)"]
-    assert run(["check", "data.ipynb"], capsys)[:2] == (0, "")
+    assert run(["check", "data.ipynb"], capsys)[:2] == (0, "All checks passed!\n")
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_bad_notebooks_are_one_line_and_never_written(
     bad = work / "bad.ipynb"
     bad.write_text(content)
     code, out, err = run(["check", "bad.ipynb"], capsys)
-    assert (code, out) == (1, "") and err.count("\n") == 1 and message in err, err
+    assert (code, out) == (1, "Found 1 error.\n") and err.count("\n") == 1 and message in err, err
     code, _, err = run(["fix", "bad.ipynb"], capsys)
     assert code == 2 and message in err and "Traceback" not in err
     assert bad.read_text() == content
@@ -195,7 +195,7 @@ def test_fix_writes_back_the_layout_it_found(work: Path, capsys: pytest.CaptureF
     path = work / "layout.ipynb"
     path.write_bytes(text.encode("utf-8"))
     code, out, err = run(["fix", "layout.ipynb"], capsys)
-    assert (code, out, err) == (1, "1 fix applied in 1 file\n", "")
+    assert (code, out, err) == (0, "1 fix applied in 1 file\n", "")  # 0: nothing left, as ruff
     expected = text.replace("w.numpy()", "w.detach().numpy()")
     assert path.read_bytes() == expected.encode("utf-8")
 
@@ -229,7 +229,7 @@ def test_check_reads_a_notebook_from_stdin(work: Path, capsys: pytest.CaptureFix
     from_file = run(["check", "--no-cache", "train.ipynb"], capsys)
     stdin(monkeypatch, TRAIN.read_bytes())
     assert run(["check", "-", "--stdin-filename", "train.ipynb"], capsys) == from_file
-    assert from_file[0] == 1 and from_file[1].count("\n") == 3
+    assert from_file[0] == 1 and len(diagnostic_lines(from_file[1])) == 3
 
 
 def test_fix_stdin_writes_the_notebook_json(work: Path, capsys: pytest.CaptureFixture[str],
@@ -266,7 +266,8 @@ def test_messages_name_other_places_by_cell(work: Path, capsys: pytest.CaptureFi
     call = "w = torch.ones(2, requires_grad=True)\nshow(w)"
     (work / "calls.ipynb").write_text(notebook(helper, call))
     code, out, _ = run(["check", "calls.ipynb"], capsys)
-    assert code == 1 and out.startswith("calls.ipynb:cell 1:3:14: DET101") and out.rstrip().endswith(
+    [line] = diagnostic_lines(out)
+    assert code == 1 and line.startswith("calls.ipynb:cell 1:3:14: DET101") and line.endswith(
         "(the value is passed by the call on cell 2, line 2)"), out
     document = json.loads(run(["check", "calls.ipynb", "--format", "json"], capsys)[1])
     assert document["diagnostics"][0]["message"].endswith("on cell 2, line 2)")
@@ -317,7 +318,7 @@ def test_flake8_through_nbqa_reports_what_check_reports(work: Path, capsys: pyte
     code_cells = [index + 1 for index, cell in enumerate(cells) if cell["cell_type"] == "code"]
     through_nbqa = sorted(re.sub(r":cell_(\d+):", lambda m: f":cell {code_cells[int(m[1]) - 1]}:", line)
                           for line in nbqa.stdout.splitlines())
-    checked = sorted(run(["check", "train.ipynb"], capsys)[1].splitlines())
+    checked = sorted(diagnostic_lines(run(["check", "train.ipynb"], capsys)[1]))
     assert through_nbqa == checked and len(checked) == 3, nbqa.stdout + nbqa.stderr
 
 

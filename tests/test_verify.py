@@ -20,7 +20,7 @@ pytest.importorskip("numpy", reason="the verify extra (numpy) is not installed")
 from conftest import FIXTURES
 
 from flake8_detach.cli import main
-from flake8_detach.verify.checks import FAILED, LINT, PASSED, SKIPPED, skip_statements
+from flake8_detach.verify.checks import FAILED, LINT, PASSED, SKIPPED, Row, skip_statements
 from flake8_detach.verify.devices import META_LABEL, CudaStatus, plan_devices
 from flake8_detach.verify.fixtures import load_fixture, parse_claims, parse_requires
 from flake8_detach.verify.harness import VerifyReport, verify
@@ -309,3 +309,32 @@ def test_readme_proof_table_lists_every_fixture() -> None:
     fixtures = {f"{path.parent.name}/{path.name}" for path in FIXTURES.rglob("*.py") if not path.name.endswith(".fixed.py")}
     assert fixtures - listed == set(), "run: python scripts/update_proof.py"
     assert "0 failed" in table
+
+
+def test_verify_dot_names_fixtures_by_their_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = FIXTURES / "det101" / "flag_requires_grad_leaf.py"
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / fixture.name).write_text(fixture.read_text())
+    (tmp_path / fixture.name).write_text(fixture.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", ".", "--device", "cpu", "--no-progress"]) == 0
+    names = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.endswith(" pass") or " pass " in line}
+    assert names == {fixture.name, f"sub/{fixture.name}"}  # never `/flag_...py`
+
+
+def test_the_text_table_fits_its_width_and_wraps_the_claim_whole() -> None:
+    from flake8_detach.verify.report import render_text
+
+    claim = "RuntimeError (requires grad) at line 5, and a much longer explanation that goes on " * 2
+    rows = [Row("det101/flag_x.py", "/x/det101/flag_x.py", "cpu", PASSED, claim.strip(), "RuntimeError at line 5",
+                "runs, same values as the reference")]
+    report = VerifyReport(rows, [], CudaStatus(False, "no GPU"), 1.0, 1)
+    for width in (80, 100, 160):
+        table = render_text(report, width=width).split("\n\n")[0].splitlines()
+        assert max(len(line) for line in table) <= width, (width, table)
+        claimed = table[0].index("claimed")
+        observed = table[0].index("observed")
+        body = table[next(i for i, line in enumerate(table) if line.startswith("---")) + 1:]
+        wrapped = " ".join(line[claimed:observed].strip() for line in body).split()
+        assert wrapped == claim.split()  # every word of the claim, in order: wrapped, not cut

@@ -1,31 +1,31 @@
-"""`flake8-detach check PATH...`: the flake8 diagnostics without flake8, in CI-friendly formats.
+"""`flake8-detach check [PATH...]`: the flake8 diagnostics without flake8, in CI-friendly formats.
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
-the same through both fronts. Exit 0 when clean, 1 when diagnostics were found or a file could
-not be checked (reported on stderr, as ruff and flake8 report them), 2 for usage, configuration
-and internal errors: an incomplete run must never look clean.
+the same through both fronts. The text format adds what ruff prints: `[*]` on the diagnostics
+`--fix` fixes, and a summary (`Found N errors.`, or `All checks passed!`). `--fix` applies the
+fixes first, with the loop `fix` uses (:mod:`.fixing`), and reports what is left; `--diff`
+prints what `--fix` would change instead.
+
+Exit 0 when clean, 1 when diagnostics were found (after --fix: remain; with --diff: something
+would change) or a file could not be checked (reported on stderr, as ruff and flake8 report
+them), 2 for usage, configuration and internal errors: an incomplete run must never look clean.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import functools
-import multiprocessing
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cache import ResultsCache, default_directory
+from ..cache import MODE_CHECK, ResultsCache, default_directory, read_for_cache
 from ..config import Config, ConfigError, ConfigResolver, discover_config
 from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
 from ..files import SourceError, decode_source, read_source
 from ..notebooks import (
-    MAX_NOTEBOOK_BYTES,
     NotebookError,
     NotebookModule,
     NotebookSkipped,
@@ -35,16 +35,14 @@ from ..notebooks import (
     read_notebook,
 )
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
+from ..reporting.summary import fix_counts, summary
 from ..suppression import unsuppressed
+from ..syntax import one_line, python_parse
+from .fixing import FileFix, fix_paths, write_diff
 from .output import write_output_file
+from .parallel import PARALLEL_MIN_FILES, map_files
+from .progress import Progress, add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
-
-# Below this many files, starting worker processes costs more than it saves.
-PARALLEL_MIN_FILES = 16
-FORMATS_WITH_FIXES = frozenset({"json", "sarif"})
-# SyntaxErrors that are CPython's limits, not grammar a newer Python has (libcst has no such limits).
-COMPILER_LIMITS = ("too many nested parentheses", "too many statically nested blocks",
-                   "too many levels of indentation")
 
 
 def register(subparsers: Any) -> None:
@@ -57,6 +55,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
     add_selection_options(parser, "report")
+    parser.add_argument("--fix", action="store_true", help="apply the fixes (as `fix` does), then report what is left")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix, also apply the unsafe fixes; without it, mark them fixable ([*])")
+    parser.add_argument("--diff", action="store_true",
+                        help="print a unified diff of what --fix would change; change nothing (implies --fix)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics are found")
     parser.add_argument("--statistics", action="store_true", help="count the diagnostics per code at the end")
     parser.add_argument("--show-source", action="store_true", help="show the source line and a caret under the token")
@@ -77,6 +80,7 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
     )
+    add_progress_option(parser)
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
     parser.add_argument(
         "--jobs",
@@ -96,34 +100,21 @@ def load_config(args: argparse.Namespace) -> Config:
 def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
     """Check one decoded file; every failure becomes a one-line error, never an exception."""
     report = FileReport(display_path, source=source)
-    tree: ast.AST | None
-    syntax_error: str | None = None
-    syntax_position: tuple[int, int] | None = None
-    try:
-        # flake8 compiles every file; a syntax error is an error even where no rule would look.
-        tree = ast.parse(source, display_path)
-    except SyntaxError as error:
-        # Newer syntax than this Python's (3.12 generics on 3.11, say) is not the file's fault:
-        # libcst reads every version's grammar, so it decides below.
-        where = f" at line {error.lineno}, column {error.offset}" if error.lineno is not None else ""
-        tree, syntax_error = None, f"syntax error{where}: {error.msg}"
-        if error.lineno is not None:
-            syntax_position = (error.lineno, max((error.offset or 1) - 1, 0))
-        if error.msg.startswith(COMPILER_LIMITS):  # no Python runs it: not a matter of version
-            report.error, report.error_position = syntax_error, syntax_position
-            return report
-    except (ValueError, RecursionError, MemoryError) as error:
-        report.error = f"cannot parse: {_one_line(error)}"
+    # flake8 compiles every file; a syntax error is an error even where no rule would look.
+    tree, problem = python_parse(source, display_path)
+    if problem is not None and problem.final:
+        report.error, report.error_position = problem.message, problem.position
         return report
     try:
-        analysis = analyze(source, settings, tree) if syntax_error is None else analyze_module(
-            parse(source), settings)
+        # Newer syntax than this Python's is not the file's fault: libcst, which reads every
+        # version's grammar, decides.
+        analysis = analyze(source, settings, tree) if problem is None else analyze_module(parse(source), settings)
     except AnalysisError as error:
-        report.error = syntax_error or _one_line(error)
-        report.error_position = syntax_position
+        report.error = problem.message if problem is not None else one_line(error)
+        report.error_position = problem.position if problem is not None else None
         return report
     except Exception as error:  # noqa: BLE001 - a bug in a rule must not hide the other files
-        report.error = f"internal error, file skipped: {type(error).__name__}: {_one_line(error)}"
+        report.error = f"internal error, file skipped: {type(error).__name__}: {one_line(error)}"
         report.internal = True
         return report
     report.module = analysis.module
@@ -176,16 +167,21 @@ def _check_path_detached(job: Job, with_fixes: bool) -> FileReport:
 
 
 def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: bool,
-                cache: ResultsCache | None = None) -> list[FileReport]:
+                cache: ResultsCache | None = None, progress: Progress | None = None) -> list[FileReport]:
     """Check files (each with its own settings) in order: from the cache where it has them,
-    the rest in parallel when that pays off, and what was computed goes into the cache."""
+    the rest in parallel when that pays off, and what was computed goes into the cache.
+
+    ``progress(done, total)`` is called as files are done (cache hits first)."""
+    total = len(jobs_list)
     if cache is None:
-        return _check_uncached([(path, settings, None) for path, settings in jobs_list], jobs, with_fixes)
+        return _check_uncached([(path, settings, None) for path, settings in jobs_list], jobs, with_fixes,
+                               _offset(progress, 0, total))
     reports: list[FileReport | None] = []
     misses: list[tuple[int, Job, str | None]] = []
+    mode = MODE_CHECK if with_fixes else f"{MODE_CHECK} without fixes"
     for index, (path, settings) in enumerate(jobs_list):
-        data = _read_for_cache(path)
-        key = None if data is None else cache.key(data, path.suffix, settings, with_fixes)
+        data = read_for_cache(path)
+        key = None if data is None else cache.key(data, path.suffix, settings, mode)
         hit = None if key is None else cache.get(key, str(path))
         if hit is not None and data is not None and hit.cells is None:
             try:  # the formats quote the source; a .py file's is its bytes, decoded again
@@ -195,7 +191,10 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         reports.append(hit)
         if hit is None:
             misses.append((index, (path, settings, data), key))
-    computed = _check_uncached([job for _, job, _ in misses], jobs, with_fixes)
+    if progress is not None:
+        progress(total - len(misses), total)
+    computed = _check_uncached([job for _, job, _ in misses], jobs, with_fixes,
+                               _offset(progress, total - len(misses), total))
     for (index, _, key), report in zip(misses, computed):
         report = report.detached(with_fixes) if report.module is not None else report
         if key is not None:
@@ -206,29 +205,23 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     return [report for report in reports if report is not None]
 
 
-def _read_for_cache(path: Path) -> bytes | None:
-    """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
-    try:
-        if path.suffix == ".ipynb" and path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return None
-        return path.read_bytes()
-    except OSError:
+def _offset(progress: Progress | None, done: int, total: int) -> Progress | None:
+    """``progress`` for a part of the run that starts once ``done`` of ``total`` files are done."""
+    if progress is None:
         return None
+    report = progress
+    return lambda finished, _: report(done + finished, total)
 
 
-def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool) -> list[FileReport]:
-    if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
-        return [check_path(*job) for job in jobs_list]
-    worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
-    context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-    workers = min(jobs, len(jobs_list))
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(worker, jobs_list, chunksize=max(1, len(jobs_list) // (workers * 8))))
-    except (OSError, BrokenProcessPool):
-        # No multiprocessing here (a sandbox without semaphores, a killed worker): as flake8
-        # does, fall back to one process rather than fail the run.
-        return [check_path(*job) for job in jobs_list]
+def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool,
+                    progress: Progress | None = None) -> list[FileReport]:
+    if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:  # in this process: reports keep their trees
+        return map_files(_check_job, jobs_list, 1, progress)
+    return map_files(functools.partial(_check_path_detached, with_fixes=with_fixes), jobs_list, jobs, progress)
+
+
+def _check_job(job: Job) -> FileReport:
+    return check_path(*job)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -244,6 +237,11 @@ def run(args: argparse.Namespace) -> int:
     # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
     # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor.
     resolver = ConfigResolver(args.config, command_line_overrides(args))
+    fixing = args.fix or args.diff
+    if fixing and "-" in args.paths:
+        print("flake8-detach: error: check --fix does not read standard input; use `flake8-detach fix -`",
+              file=sys.stderr)
+        return 2
     # Slots in command-line order: a report already made (stdin, a missing path) or a file to check.
     slots: list[FileReport | Path] = []
     seen: set[Path] = set()
@@ -271,7 +269,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
     cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
-    checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES, cache=cache))
+    bar = progress_bar("fix" if fixing else "check", args)
+    fixed: int | None = None
+    if fixing:
+        fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not args.diff, cache=cache, progress=bar.update,
+                          jobs=jobs)
+        bar.close()
+        if args.diff:
+            return _report_diff(fixes, args.unsafe_fixes)
+        done: list[FileReport] = [fix.report for fix in fixes]
+        fixed = sum(fix.applied for fix in fixes)
+        for fix in fixes:
+            if fix.hard_linked:
+                print(f"{fix.report.path}: note: was hard-linked; the other links keep the old text", file=sys.stderr)
+    else:
+        # Fixes are rendered for every format: text marks the fixable diagnostics ([*]) and counts them.
+        done = check_paths(work, jobs, with_fixes=True, cache=cache, progress=bar.update)
+        bar.close()
+    checked = iter(done)
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
         for cell_error in file.cell_errors:
@@ -281,11 +296,14 @@ def run(args: argparse.Namespace) -> int:
     for file in report.errors:
         print(f"{file.path}: error: {file.error}", file=sys.stderr)
     color = use_color(args.color, sys.stdout) and args.output_file is None
-    output = render(args.format, report, TextOptions(show_source=args.show_source, color=color))
+    options = TextOptions(show_source=args.show_source, color=color, unsafe_fixes=args.unsafe_fixes)
+    output = render(args.format, report, options)
     if args.statistics and args.format in ("text", "github"):
         output += statistics(report)
     elif args.statistics:
         sys.stderr.write(statistics(report))  # json and sarif documents stay parseable
+    if args.format == "text":
+        output += summary(report, unsafe=args.unsafe_fixes, fixed=fixed)
     if args.output_file is not None:
         if not write_output_file(args.output_file, output, "flake8-detach"):
             return 2
@@ -294,6 +312,26 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     code = report.exit_code()
     return 0 if args.exit_zero and code == 1 else code
+
+
+def _report_diff(fixes: list[FileFix], unsafe: bool) -> int:
+    """`check --diff`: the diff on stdout, what it would fix on stderr; 1 when anything would change."""
+    for fix in fixes:
+        write_diff(fix.changes, sys.stdout)
+    sys.stdout.flush()
+    would_fix = sum(fix.applied for fix in fixes)
+    _, hidden = fix_counts([fix.report for fix in fixes], unsafe)
+    hint = f" ({hidden} unsafe {'fix' if hidden == 1 else 'fixes'} available with `--unsafe-fixes`)" if hidden else ""
+    if would_fix:
+        print(f"Would fix {would_fix} {'error' if would_fix == 1 else 'errors'}{hint}.", file=sys.stderr)
+    else:
+        print(f"No errors would be fixed{hint}.", file=sys.stderr)
+    for fix in fixes:
+        if fix.report.error is not None:
+            print(f"{fix.report.path}: error: {fix.report.error}", file=sys.stderr)
+    if any(fix.report.internal for fix in fixes):
+        return 2
+    return 1 if any(fix.changed for fix in fixes) else 0
 
 
 def statistics(report: Report) -> str:
@@ -314,8 +352,3 @@ def use_color(choice: str, stream: TextIO) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

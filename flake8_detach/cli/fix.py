@@ -1,26 +1,30 @@
-"""`flake8-detach fix PATH...`: apply the rules' fixes to files, as `ruff check --fix` does.
+"""`flake8-detach fix [PATH...]`: apply the rules' fixes to files, as `ruff check --fix` does.
 
-Exit 0 when nothing is left to fix; 1 when files were (or, with --diff/--check, would be)
-changed or diagnostics remain that need a hand (or --unsafe-fixes); 2 when the configuration,
-a path, or a file could not be read, decoded, parsed or written, or a notebook cell was left out
-because it does not parse: an incomplete run never looks clean.
+Exit codes as ruff's: 0 when nothing is left (everything found was fixed, or nothing was found);
+1 when diagnostics remain that need a hand (or --unsafe-fixes), or, with --diff/--check, when
+files would change; 2 for usage and configuration errors, when a path or a file could not be
+read, decoded, parsed or written, or a notebook cell was left out because it does not parse: an
+incomplete run never looks clean.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
+import os
 import sys
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..cache import ResultsCache, default_directory
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
-from ..fixer import FixFileError, FixResult, fix_file, fix_notebook_data, fix_source
+from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
-from ..settings import FIX_STYLES
+from ..settings import FIX_STYLES, Settings
+from .fixing import FileFix, changes_of, fix_paths, write_diff
+from .parallel import PARALLEL_MIN_FILES
+from .progress import add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
 
@@ -28,13 +32,14 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "fix",
         help="fix tensor-to-NumPy hazards in place (like ruff check --fix)",
-        description="Apply the safe fixes (and with --unsafe-fixes the unsafe ones) of DET101-DET104 "
-        "to Python files and folders.",
+        description="Apply the safe fixes of DET101-DET106 (and with --unsafe-fixes the unsafe ones: "
+        "DET105's copies, some of DET103's) to Python files, notebooks and folders.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursing into .py files)")
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files or folders (recursing into .py files and notebooks); '-' reads stdin; default: .")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes; change nothing")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes)")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (DET103 writes, DET105)")
     add_selection_options(parser, "fix")
     parser.add_argument(
         "--stdin-filename",
@@ -46,6 +51,25 @@ def register(subparsers: Any) -> None:
         "--style",
         choices=FIX_STYLES,
         help="chain: .detach().cpu().numpy() (default); force: .numpy(force=True), torch >= 1.13",
+    )
+    parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="neither read nor write the results cache (on by default: files left with nothing to fix are skipped)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
+    )
+    add_progress_option(parser)
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
     )
     parser.set_defaults(func=run)
 
@@ -69,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
+    if args.jobs < 0:
+        print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
+        return 2
     dry_run = args.diff or args.check
     # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
     messages: TextIO = sys.stderr if args.diff else sys.stdout
@@ -78,47 +105,32 @@ def run(args: argparse.Namespace) -> int:
             print("flake8-detach: error: '-' (standard input) cannot be mixed with paths", file=sys.stderr)
             return 2
         return _fix_stdin(args, resolver)
+    work: list[tuple[Path, Settings]] = []
     for raw in args.paths:
         if not Path(raw).exists():
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
         for path in discover_files(args, raw, config):
             try:
-                settings = resolver.for_path(path).settings_for(path)
+                work.append((path, resolver.for_path(path).settings_for(path)))
             except ConfigError as error:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
-            try:
-                links = _link_count(path)
-                result = fix_file(path, settings, unsafe=args.unsafe_fixes, write=not dry_run)
-            except FixFileError as error:
-                tally.errors.append(f"{path}: error: {error}")
-                continue
-            if result.error is not None:
-                tally.errors.append(f"{path}: error: {result.error}; left unchanged")
-                continue
-            if result.skipped is not None:
-                print(f"{path}: {result.skipped}", file=sys.stderr)
-                continue
-            _report_file(path, result, args, messages, tally)
-            if dry_run and result.unwritable is not None:  # the change is shown; writing it would be refused
-                print(f"{path}: note: fix would not write it: {result.unwritable}", file=sys.stderr)
-            if links > 1 and result.changed and not dry_run:  # the atomic replace breaks the hard link
-                print(f"{path}: note: was hard-linked; the other links keep the old text", file=messages)
+    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    bar = progress_bar("fix", args)
+    fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update,
+                      jobs=args.jobs or os.cpu_count() or 1)
+    bar.close()
+    for fix in fixes:
+        _report_file(fix, args, messages, tally)
+        if dry_run and fix.unwritable is not None:  # the change is shown; writing it would be refused
+            print(f"{fix.report.path}: note: fix would not write it: {fix.unwritable}", file=sys.stderr)
     for problem in tally.errors:
         print(problem, file=sys.stderr)
     print(_summary(tally, dry_run, args.unsafe_fixes), file=messages)
     if tally.errors:
         return 2
-    return 1 if tally.files or tally.remaining else 0
-
-
-def _link_count(path: Path) -> int:
-    """How many hard links the file has (1 when that cannot be told: reading it will say why)."""
-    try:
-        return path.stat().st_nlink
-    except OSError:
-        return 1
+    return 1 if tally.remaining or (dry_run and tally.files) else 0
 
 
 def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
@@ -169,7 +181,7 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     if echo:
         sys.stdout.buffer.write(fixed)
     elif args.diff and result.changed:
-        _write_diff(args.stdin_filename, result)
+        write_diff(changes_of(args.stdin_filename, result), sys.stdout)
     sys.stdout.flush()
     tally = _Tally(fixes=len(result.applied), files=int(result.changed))
     for cell_error in result.cell_errors:
@@ -188,44 +200,33 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     return 1 if result.remaining else 0
 
 
-def _write_diff(name: str, result: FixResult) -> None:
-    """A unified diff of the fix on stdout: per changed cell for a notebook, of the text otherwise."""
-    # A notebook: one diff per changed cell, its lines numbered within the cell.
-    changes = (
-        [(f"{name}:cell {cell}", old, new) for cell, (old, new) in sorted(result.cell_changes.items())]
-        if result.cell_changes is not None else [(name, result.original, result.source)]
-    )
-    for label, old, new in changes:
-        sys.stdout.writelines(
-            _with_final_newlines(difflib.unified_diff(
-                old.splitlines(keepends=True), new.splitlines(keepends=True),
-                fromfile=f"a/{label}", tofile=f"b/{label}",
-            ))
-        )
-
-
-def _report_file(path: Path, result: FixResult, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
-    if result.changed:
+def _report_file(fix: FileFix, args: argparse.Namespace, out: TextIO, tally: _Tally) -> None:
+    """One file's lines: its diff (with --diff), what is left in it, why it could not be fixed."""
+    report = fix.report
+    if report.error is not None:
+        detail = "" if fix.unreadable else "; left unchanged"
+        tally.errors.append(f"{report.path}: error: {report.error}{detail}")
+        return
+    if report.skipped is not None:
+        print(f"{report.path}: {report.skipped}", file=sys.stderr)
+        return
+    if fix.changed:
         tally.files += 1
-        tally.fixes += len(result.applied)
+        tally.fixes += fix.applied
         if args.diff:
-            _write_diff(path.as_posix(), result)
-    for cell_error in result.cell_errors:  # nothing in that cell was looked at: not clean
-        tally.errors.append(cell_error_line(str(path), cell_error))
-    for diagnostic in result.remaining:
+            write_diff(fix.changes, sys.stdout)
+    for cell_error in report.cell_errors:  # nothing in that cell was looked at: not clean
+        tally.errors.append(cell_error_line(report.path, cell_error))
+    for diagnostic, rendered in zip(report.diagnostics, report.rendered_fixes()):
         tally.remaining += 1
         hint = ""
-        if diagnostic.fix is not None and not diagnostic.fix.safe and not args.unsafe_fixes:
+        if rendered is not None and not rendered.safe and not args.unsafe_fixes:
             tally.unsafe_available += 1
             hint = " [unsafe fix available]"
-        where = display_location(str(path), result.cells, diagnostic.line)
+        where = display_location(report.path, report.cells, diagnostic.line)
         print(f"{where}:{diagnostic.column + 1}: {diagnostic.message}{hint}", file=out)
-
-
-def _with_final_newlines(lines: Iterable[str]) -> Iterator[str]:
-    """A cell's last line has no newline: end every diff line with one, as `diff` marks it."""
-    for line in lines:
-        yield line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
+    if fix.hard_linked:  # the atomic replace breaks the hard link
+        print(f"{report.path}: note: was hard-linked; the other links keep the old text", file=out)
 
 
 def _plural(count: int, word: str, plural: str | None = None) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..verify import INSTALL_HINT
 from ..verify.devices import DEVICE_NAMES
@@ -62,6 +63,15 @@ def missing_dependencies() -> list[str]:
     return missing
 
 
+def table_width(stream: TextIO, output_file: Path | None) -> int:
+    """The terminal's width when the table goes to one; a fixed width for files and pipes."""
+    from ..verify.report import DEFAULT_WIDTH
+
+    if output_file is None and getattr(stream, "isatty", lambda: False)():
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return DEFAULT_WIDTH
+
+
 def run(args: argparse.Namespace) -> int:
     missing = missing_dependencies()
     if missing:
@@ -94,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     if not report.fixtures:
         print(f"flake8-detach verify: error: no fixtures found under {', '.join(map(str, paths))}", file=sys.stderr)
         return 2
-    output = render_json(report) if args.json else render_text(report, show_skipped=not args.hide_skipped)
+    output = render_json(report) if args.json else render_text(
+        report, show_skipped=not args.hide_skipped, width=table_width(sys.stdout, args.output_file))
     if args.output_file is not None:
         if not write_output_file(args.output_file, output, "flake8-detach verify"):
             return 2

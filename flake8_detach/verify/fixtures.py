@@ -37,7 +37,10 @@ class Fixture:
 
     @property
     def name(self) -> str:
-        """`det101/flag_x.py`: the folder and the file, enough to find it."""
+        """The path as the user named it (`flag_x.py` under `verify .`, `fixtures/det101/flag_x.py`);
+        an absolute one (the default fixtures/) by its folder and file: `det101/flag_x.py`."""
+        if not self.path.is_absolute():
+            return self.path.as_posix()
         return f"{self.path.parent.name}/{self.path.name}"
 
     @property

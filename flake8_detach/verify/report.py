@@ -4,25 +4,36 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections import defaultdict
+from collections.abc import Sequence
 
 from .checks import FAILED, LINT, PASSED, SKIPPED, Row
 from .harness import VerifyReport
 
 MARK = {PASSED: "pass", FAILED: "FAIL", SKIPPED: "skip"}
+DEFAULT_WIDTH = 100  # the table's width where no terminal says (a file, a pipe, CI)
+MAX_FIXTURE_WIDTH = 44  # longer fixture paths wrap
+MIN_TEXT_WIDTH = 12  # the narrowest a claimed/observed/fixed column gets, however small the terminal
+SEPARATOR = 2
 
 
-def render_text(report: VerifyReport, *, show_skipped: bool = True) -> str:
-    """The table (fixture x device: status, claimed, observed, fixed version), failures, summary line."""
+def render_text(report: VerifyReport, *, show_skipped: bool = True, width: int = DEFAULT_WIDTH) -> str:
+    """The table (fixture x device: status, claimed, observed, fixed version), failures, summary line.
+
+    The table fits in ``width`` columns: the claimed, observed and fixed-version columns share
+    what the others leave and wrap onto more lines, so no claim is cut.
+    """
     header = ("fixture", "device", "status", "claimed", "observed", "fixed version")
     rows = [
         (row.fixture, row.device, MARK[row.status], row.claimed or "-", row.observed or "-", row.fixed or "-")
         for row in report.rows
         if show_skipped or row.status != SKIPPED
     ]
-    widths = [min(44, max([len(header[i])] + [len(r[i]) for r in rows])) for i in range(4)]
-    lines = [_line(header, widths), _line(tuple("-" * w for w in widths) + ("-" * 8, "-" * 13), widths)]
-    lines += [_line(r, widths) for r in rows]
+    widths = _column_widths(header, rows, width)
+    lines = _wrapped(header, widths) + ["  ".join("-" * w for w in widths)]
+    for row in rows:
+        lines += _wrapped(row, widths)
     lines.append("")
     lines.append(_devices_line(report))
     failures = report.failures
@@ -36,13 +47,37 @@ def render_text(report: VerifyReport, *, show_skipped: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _column_widths(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], width: int) -> list[int]:
+    """Natural widths for the short columns; the three text columns share the rest, by need."""
+    natural = [max([len(header[i])] + [len(row[i]) for row in rows]) for i in range(len(header))]
+    fixed = [min(natural[0], MAX_FIXTURE_WIDTH), natural[1], natural[2]]
+    room = max(width - sum(fixed) - SEPARATOR * (len(header) - 1), MIN_TEXT_WIDTH * 3)
+    wanted = natural[3:]
+    if sum(wanted) <= room:
+        return fixed + wanted
+    # Each text column gets at least its minimum, the rest in proportion to what it would take.
+    shares = [min(need, MIN_TEXT_WIDTH) for need in wanted]
+    spare = room - sum(shares)
+    extra_need = [need - share for need, share in zip(wanted, shares)]
+    total_need = sum(extra_need) or 1
+    shares = [share + spare * need // total_need for share, need in zip(shares, extra_need)]
+    return fixed + shares
+
+
+def _wrapped(cells: tuple[str, ...], widths: list[int]) -> list[str]:
+    """One row over as many lines as its longest cell needs, each cell wrapped to its column."""
+    columns = [textwrap.wrap(cell, width, break_long_words=True, break_on_hyphens=False) or [""]
+               for cell, width in zip(cells, widths)]
+    height = max(len(column) for column in columns)
+    out = []
+    for index in range(height):
+        parts = [(column[index] if index < len(column) else "").ljust(width) for column, width in zip(columns, widths)]
+        out.append("  ".join(parts).rstrip())
+    return out
+
+
 def render_json(report: VerifyReport) -> str:
     return json.dumps(report.to_json(), indent=2) + "\n"
-
-
-def _line(cells: tuple[str, ...], widths: list[int]) -> str:
-    fixed = [cell.ljust(width)[: max(width, 1)] if len(cell) <= width else cell[: width - 1] + "~" for cell, width in zip(cells, widths)]
-    return "  ".join(fixed + list(cells[len(widths) :])).rstrip()
 
 
 def _devices_line(report: VerifyReport) -> str:
