@@ -15,7 +15,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +146,8 @@ class ResultsCache:
 
 def _write_atomically(target: Path, text: str) -> int:
     """Write to a temporary file beside ``target`` and rename it over: readers see all or nothing."""
+    import tempfile  # a run whose files are all cached writes nothing: it need not load this
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
