@@ -8,7 +8,6 @@ quietly stops running.
 
 from __future__ import annotations
 
-import configparser
 import difflib
 import fnmatch
 import re
@@ -20,11 +19,6 @@ from typing import Any
 
 from .catalog import RULE_CODES
 from .settings import SECTION, ConfigError, Settings, validate_dotted_names, validate_fix_style
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 KEYS: tuple[str, ...] = (
     "select",
@@ -207,6 +201,11 @@ def _read_pyproject_table(path: Path) -> dict[str, object] | None:
         raise ConfigError(None, f"cannot read: {error.strerror or error}", str(path)) from error
     if SECTION.encode() not in raw:
         return None
+    # Imported here: most runs meet no file that names the section, and parse no TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -242,6 +241,8 @@ def _read_flake8_options(path: Path) -> dict[str, object] | None:
     flake8's own `select`/`ignore` are not taken over: they govern every plugin and pycodestyle,
     and flake8 applies them itself; the pyproject table is where the other fronts select rules.
     """
+    import configparser  # here: most projects have no flake8 options file to read
+
     parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")

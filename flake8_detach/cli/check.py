@@ -1,7 +1,9 @@
 """`flake8-detach check PATH...`: the flake8 diagnostics without flake8, in CI-friendly formats.
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
-the same through both fronts. Exit 0 when clean, 1 when diagnostics were found or a file could
+the same through both fronts. Also the same screen first: a file no selected rule can fire on is
+reported clean without loading the engine (and libcst), so a run over clean files, as
+pre-commit makes one on every commit, costs little more than Python's start. Exit 0 when clean, 1 when diagnostics were found or a file could
 not be checked (reported on stderr, as ruff and flake8 report them), 2 for usage, configuration
 and internal errors: an incomplete run must never look clean.
 """
@@ -11,18 +13,14 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
-import multiprocessing
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..cache import ResultsCache, default_directory
 from ..config import Config, ConfigError, ConfigResolver, discover_config
-from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
+from ..diagnostics import AnalysisError
 from ..files import SourceError, decode_source, read_source
 from ..notebooks import (
     MAX_NOTEBOOK_BYTES,
@@ -32,9 +30,13 @@ from ..notebooks import (
     read_notebook,
 )
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
-from ..suppression import unsuppressed
+from ..screening import worth_analysing
+from ..settings import Settings
 from .output import write_output_file
 from .selection import add_selection_options, command_line_overrides, discover_files
+
+if TYPE_CHECKING:
+    from ..cache import ResultsCache
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 16
@@ -113,8 +115,14 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         report.error = f"cannot parse: {_one_line(error)}"
         return report
     try:
-        analysis = analyze(source, settings, tree) if syntax_error is None else analyze_module(
-            parse(source), settings)
+        if syntax_error is None and not worth_analysing(source, settings, tree):
+            return report  # what analyze() says of it, without loading the engine and libcst
+        from ..engine import analyze_module, parse
+
+        if syntax_error is None:
+            analysis = analyze_module(parse(source, tree), settings, source, tree)
+        else:  # libcst decides: newer Python than this one, or a broken file
+            analysis = analyze_module(parse(source), settings)
     except AnalysisError as error:
         report.error = syntax_error or _one_line(error)
         report.error_position = syntax_position
@@ -123,6 +131,8 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         report.error = f"internal error, file skipped: {type(error).__name__}: {_one_line(error)}"
         report.internal = True
         return report
+    from ..suppression import unsuppressed  # flake8's noqa rules: loaded with the engine
+
     report.module = analysis.module
     report.diagnostics = unsuppressed(source, analysis.diagnostics)
     return report
@@ -192,6 +202,12 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     return [report for report in reports if report is not None]
 
 
+def _open_cache(args: argparse.Namespace) -> ResultsCache | None:
+    from ..cache import ResultsCache, default_directory  # `--no-cache` runs never load it
+
+    return ResultsCache.open(args.cache_dir or default_directory())
+
+
 def _read_for_cache(path: Path) -> bytes | None:
     """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
     try:
@@ -205,6 +221,10 @@ def _read_for_cache(path: Path) -> bytes | None:
 def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool) -> list[FileReport]:
     if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
         return [check_path(*job) for job in jobs_list]
+    import multiprocessing  # here: a run over a few files must not pay for the pool's imports
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     workers = min(jobs, len(jobs_list))
@@ -259,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
-    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    cache = _open_cache(args) if args.cache else None
     checked = iter(check_paths(work, jobs, with_fixes=args.format in FORMATS_WITH_FIXES, cache=cache))
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
