@@ -46,10 +46,10 @@ COMPILER_LIMITS = ("too many nested parentheses", "too many statically nested bl
                    "too many levels of indentation")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="report tensor-to-NumPy hazards (text, json, sarif or github output)",
+        help=summary,
         description="Report tensor-to-NumPy hazards in Python files and folders, as the flake8 plugin does.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders ('-' reads stdin); default: .")

@@ -24,10 +24,10 @@ from ..settings import FIX_STYLES
 from .selection import add_selection_options, command_line_overrides, discover_files
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "fix",
-        help="fix tensor-to-NumPy hazards in place (like ruff check --fix)",
+        help=summary,
         description="Apply the safe fixes (and with --unsafe-fixes the unsafe ones) of DET101-DET104 "
         "to Python files and folders.",
     )
