@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -68,7 +69,7 @@ CLI_BOUND = 0.10  # seconds over `python -c pass`
 INITIALIZE_BOUND = 0.30  # seconds from the server's start to its answer to `initialize`
 
 
-def tool_command(checkout: Path) -> list[str]:
+def tool_command() -> list[str]:
     """The console script beside this Python (what pre-commit and editors start), else -m."""
     script = shutil.which("flake8-detach", path=str(Path(sys.executable).parent))
     return [script] if script else [sys.executable, "-m", "flake8_detach"]
@@ -149,19 +150,18 @@ def cli_main(rounds: int, compare: list[Path]) -> int:
         (workdir / "model.py").write_text(NO_CANDIDATE)
         plain = child_environment(REPO, workdir / "cache-plain")
         cases: dict[str, Callable[[], Run]] = {
-            "python -c pass": lambda: timed_run([sys.executable, "-c", "pass"], workdir, plain),
-            "import pygls + lsprotocol": lambda: timed_run(
-                [sys.executable, "-c", "import pygls.lsp.server"], workdir, plain),
+            "python -c pass": partial(timed_run, [sys.executable, "-c", "pass"], workdir, plain),
+            "import pygls + lsprotocol": partial(timed_run, [sys.executable, "-c", "import pygls.lsp.server"],
+                                                 workdir, plain),
         }
         for name, checkout in checkouts.items():
             env = child_environment(checkout, workdir / f"cache-{len(cases)}")
-            tool = tool_command(checkout)
-            cases[f"{name}: --version"] = lambda tool=tool, env=env: timed_run([*tool, "--version"], workdir, env)
-            cases[f"{name}: check --no-cache empty.py"] = lambda tool=tool, env=env: timed_run(
-                [*tool, "check", "--no-cache", "empty.py"], workdir, env)
-            cases[f"{name}: check model.py (warm cache)"] = lambda tool=tool, env=env: timed_run(
-                [*tool, "check", "model.py"], workdir, env)
-            cases[f"{name}: lsp initialize"] = lambda tool=tool, env=env: time_initialize(tool, workdir, env)
+            tool = tool_command()
+            cases[f"{name}: --version"] = partial(timed_run, [*tool, "--version"], workdir, env)
+            cases[f"{name}: check --no-cache empty.py"] = partial(
+                timed_run, [*tool, "check", "--no-cache", "empty.py"], workdir, env)
+            cases[f"{name}: check model.py (warm cache)"] = partial(timed_run, [*tool, "check", "model.py"], workdir, env)
+            cases[f"{name}: lsp initialize"] = partial(time_initialize, tool, workdir, env)
         for case in cases.values():
             case()
         runs: dict[str, list[Run]] = {label: [] for label in cases}
@@ -171,7 +171,7 @@ def cli_main(rounds: int, compare: list[Path]) -> int:
             for label in labels[shift:] + labels[:shift]:
                 runs[label].append(cases[label]())
     print(f"Python {platform.python_version()} on {platform.system()}, {os.cpu_count()} CPUs; "
-          f"{' '.join(tool_command(REPO))}; rounds: {rounds}; medians of wall-clock seconds "
+          f"{' '.join(tool_command())}; rounds: {rounds}; medians of wall-clock seconds "
           "(and of CPU seconds, user + sys, steadier on a shared machine)")
     base = statistics.median(run.wall for run in runs["python -c pass"])
     base_cpu = statistics.median(run.cpu for run in runs["python -c pass"])
