@@ -218,6 +218,12 @@ def _read_for_cache(path: Path) -> bytes | None:
         return None
 
 
+def preload_analysis() -> None:
+    """Import what a file that passes the screen needs (check_text imports it on demand)."""
+    from .. import engine, suppression  # noqa: F401
+    from ..reporting import fix_spans  # noqa: F401
+
+
 def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool) -> list[FileReport]:
     if jobs <= 1 or len(jobs_list) < PARALLEL_MIN_FILES:
         return [check_path(*job) for job in jobs_list]
@@ -225,6 +231,10 @@ def _check_uncached(jobs_list: list[Job], jobs: int, with_fixes: bool) -> list[F
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    # Forked workers inherit what is loaded: load the analysis once here rather than once in
+    # each worker (most of a second of CPU each): in a run of this many files, some file
+    # nearly always needs it.
+    preload_analysis()
     worker = functools.partial(_check_path_detached, with_fixes=with_fixes)
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     workers = min(jobs, len(jobs_list))
