@@ -183,8 +183,8 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         data = _read_for_cache(path)
         key = None if data is None else cache.key(data, path.suffix, settings, with_fixes)
         hit = None if key is None else cache.get(key, str(path))
-        if hit is not None and data is not None and hit.cells is None:
-            try:  # the formats quote the source; a .py file's is its bytes, decoded again
+        if hit is not None and data is not None and hit.cells is None and hit.diagnostics:
+            try:  # the formats quote a diagnostic's line; a .py file's source is its bytes, decoded again
                 hit.source = decode_source(data, str(path))
             except SourceError:
                 pass
