@@ -8,7 +8,6 @@ quietly stops running.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 import sys
@@ -148,6 +147,8 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
     source = str(path) if path else None
     for key in table:
         if key not in KEYS:
+            import difflib  # only a misspelt key needs the suggestion
+
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(KEYS)}"
             raise ConfigError(key, f"unknown key{hint}", source)
