@@ -2,10 +2,12 @@
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
 the same through both fronts. Also the same screen first: a file no selected rule can fire on is
-reported clean without loading the engine (and libcst), so a run over clean files, as
-pre-commit makes one on every commit, costs little more than Python's start. Exit 0 when clean, 1 when diagnostics were found or a file could
-not be checked (reported on stderr, as ruff and flake8 report them), 2 for usage, configuration
-and internal errors: an incomplete run must never look clean.
+reported clean without loading the engine (and libcst), so a run over clean files, such as
+pre-commit makes on every commit, costs little more than Python's own start.
+
+Exit 0 when clean, 1 when diagnostics were found or a file could not be checked (reported on
+stderr, as ruff and flake8 report them), 2 for usage, configuration and internal errors: an
+incomplete run must never look clean.
 """
 
 from __future__ import annotations
