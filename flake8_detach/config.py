@@ -325,19 +325,47 @@ def discover_config(start: Path, explicit: Path | None = None) -> Config:
 
 
 class ConfigResolver:
-    """Per-file configuration for a run over many files: resolved per folder, and cached."""
+    """Per-file configuration for a run over many files: resolved per folder, and cached.
+
+    Each folder's answer is :func:`discover_config`'s, but a walk up stops at the first folder
+    already resolved and every folder it passed keeps the answer: over a tree of hundreds of
+    folders, the project's pyproject.toml is read and parsed once, not once per folder.
+    """
 
     def __init__(self, explicit: Path | None = None, overrides: Callable[[Config], Config] | None = None) -> None:
         self.explicit = explicit
         self.overrides = overrides or (lambda config: config)
-        self._by_folder: dict[Path, Config] = {}
+        self._by_folder: dict[Path, Config] = {}  # the overrides applied
+        self._discovered: dict[Path, Config] = {}  # as discover_config answers, per folder walked
+        self._explicit_config: Config | None = None
 
     def for_path(self, path: Path) -> Config:
         folder = path.absolute().parent
         config = self._by_folder.get(folder)
         if config is None:
-            config = self._by_folder[folder] = self.overrides(discover_config(folder, self.explicit))
+            config = self._by_folder[folder] = self.overrides(self._discover(folder))
         return config
+
+    def _discover(self, folder: Path) -> Config:
+        if self.explicit is not None:
+            if self._explicit_config is None:
+                self._explicit_config = discover_config(folder, self.explicit)
+            return self._explicit_config
+        walked: list[Path] = []
+        found = Config()
+        for current in _folders_up(folder):
+            known = self._discovered.get(current)
+            if known is not None:
+                found = known
+                break
+            walked.append(current)
+            config = _config_in(current)
+            if config is not None:
+                found = config
+                break
+        for current in walked:
+            self._discovered[current] = found
+        return found
 
 
 def _one_line(error: BaseException) -> str:
