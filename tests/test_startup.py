@@ -120,3 +120,29 @@ def test_the_language_server_loads_the_analysis_on_demand(tmp_path: Path) -> Non
     pytest.importorskip("pygls", reason="pygls is in the lsp extra")
     found = probe("from flake8_detach.lsp.server import load_analysis\nload_analysis()", tmp_path)
     assert {"libcst", "flake8_detach.engine", "flake8_detach.fix_passes"} <= found.modules
+
+
+def test_config_resolution_walks_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run over a tree reads each folder's config files once, and resolves as discover_config."""
+    from flake8_detach import config as config_module
+
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-detach]\nignore = ["DET103"]\n')
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "pyproject.toml").write_text('[tool.flake8-detach]\nselect = ["DET101"]\n')
+    (tmp_path / "other" / "deep").mkdir(parents=True)
+    folders = [tmp_path / "pkg" / "sub", tmp_path / "other" / "deep", tmp_path / "pkg", tmp_path / "other", tmp_path]
+    expected = {folder: config_module.discover_config(folder) for folder in folders}
+    read: list[Path] = []
+    real_config_in = config_module._config_in
+
+    def counted(folder: Path) -> config_module.Config | None:
+        read.append(folder)
+        return real_config_in(folder)
+
+    monkeypatch.setattr(config_module, "_config_in", counted)
+    resolver = config_module.ConfigResolver()
+    for folder in folders * 2:
+        assert resolver.for_path(folder / "module.py") == expected[folder]
+    assert len(read) == len(set(read)) == len(folders)
+    assert expected[tmp_path / "pkg" / "sub"].select == ("DET101",)
+    assert expected[tmp_path / "other" / "deep"].ignore == ("DET103",)
