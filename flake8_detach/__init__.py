@@ -12,12 +12,12 @@ __version__ = "0.1.0"
 __all__ = ["AnalysisError", "Diagnostic", "Settings", "__version__", "analyze", "check_source"]
 
 if TYPE_CHECKING:
-    from .diagnostics import Diagnostic
-    from .engine import AnalysisError, analyze, check_source
+    from .diagnostics import AnalysisError, Diagnostic
+    from .engine import analyze, check_source
     from .settings import Settings
 
 _LAZY = {
-    "AnalysisError": "engine",
+    "AnalysisError": "diagnostics",
     "analyze": "engine",
     "check_source": "engine",
     "Diagnostic": "diagnostics",

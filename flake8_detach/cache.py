@@ -14,10 +14,8 @@ computes.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,11 @@ from .notebooks import MAX_NOTEBOOK_BYTES, CellError
 from .reporting.model import FileReport, RenderedFix
 from .reporting.spans import TextEdit
 from .settings import Settings
+
+try:  # hashlib's own import loads OpenSSL for algorithms unused here: 5 ms of every warm run
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without CPython's module
+    from hashlib import blake2b
 
 DEFAULT_DIRECTORY = ".flake8_detach_cache"
 DIRECTORY_VARIABLE = "FLAKE8_DETACH_CACHE_DIR"
@@ -53,7 +56,7 @@ def default_directory() -> Path:
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """The version plus each module's name, size and mtime: a changed checkout is a new cache."""
-    digest = hashlib.blake2b(f"{__version__}\0{FORMAT}".encode(), digest_size=16)
+    digest = blake2b(f"{__version__}\0{FORMAT}".encode(), digest_size=16)
     package = Path(__file__).parent
     for module in sorted(package.rglob("*.py")):
         try:
@@ -91,7 +94,7 @@ class ResultsCache:
 
     def key(self, data: bytes, kind: str, settings: Settings, mode: str) -> str:
         """The entry of one file's result; ``mode`` names what was computed (see the MODE_ names)."""
-        digest = hashlib.blake2b(digest_size=20)
+        digest = blake2b(digest_size=20)
         for part in (code_fingerprint(), kind, settings_key(settings), mode):
             digest.update(part.encode())
             digest.update(b"\0")
@@ -168,6 +171,8 @@ def read_for_cache(path: Path) -> bytes | None:
 
 def _write_atomically(target: Path, text: str) -> int:
     """Write to a temporary file beside ``target`` and rename it over: readers see all or nothing."""
+    import tempfile  # a run whose files are all cached writes nothing: it need not load this
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

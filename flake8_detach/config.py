@@ -8,8 +8,6 @@ quietly stops running.
 
 from __future__ import annotations
 
-import configparser
-import difflib
 import fnmatch
 import re
 import sys
@@ -20,11 +18,6 @@ from typing import Any
 
 from .catalog import RULE_CODES
 from .settings import SECTION, ConfigError, Settings, validate_dotted_names, validate_fix_style
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 KEYS: tuple[str, ...] = (
     "select",
@@ -154,6 +147,8 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
     source = str(path) if path else None
     for key in table:
         if key not in KEYS:
+            import difflib  # only a misspelt key needs the suggestion
+
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(KEYS)}"
             raise ConfigError(key, f"unknown key{hint}", source)
@@ -207,6 +202,11 @@ def _read_pyproject_table(path: Path) -> dict[str, object] | None:
         raise ConfigError(None, f"cannot read: {error.strerror or error}", str(path)) from error
     if SECTION.encode() not in raw:
         return None
+    # Imported here: most runs meet no file that names the section, and parse no TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
@@ -242,6 +242,8 @@ def _read_flake8_options(path: Path) -> dict[str, object] | None:
     flake8's own `select`/`ignore` are not taken over: they govern every plugin and pycodestyle,
     and flake8 applies them itself; the pyproject table is where the other fronts select rules.
     """
+    import configparser  # here: most projects have no flake8 options file to read
+
     parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")
@@ -323,19 +325,47 @@ def discover_config(start: Path, explicit: Path | None = None) -> Config:
 
 
 class ConfigResolver:
-    """Per-file configuration for a run over many files: resolved per folder, and cached."""
+    """Per-file configuration for a run over many files: resolved per folder, and cached.
+
+    Each folder's answer is :func:`discover_config`'s, but a walk up stops at the first folder
+    already resolved and every folder it passed keeps the answer: over a tree of hundreds of
+    folders, the project's pyproject.toml is read and parsed once, not once per folder.
+    """
 
     def __init__(self, explicit: Path | None = None, overrides: Callable[[Config], Config] | None = None) -> None:
         self.explicit = explicit
         self.overrides = overrides or (lambda config: config)
-        self._by_folder: dict[Path, Config] = {}
+        self._by_folder: dict[Path, Config] = {}  # the overrides applied
+        self._discovered: dict[Path, Config] = {}  # as discover_config answers, per folder walked
+        self._explicit_config: Config | None = None
 
     def for_path(self, path: Path) -> Config:
         folder = path.absolute().parent
         config = self._by_folder.get(folder)
         if config is None:
-            config = self._by_folder[folder] = self.overrides(discover_config(folder, self.explicit))
+            config = self._by_folder[folder] = self.overrides(self._discover(folder))
         return config
+
+    def _discover(self, folder: Path) -> Config:
+        if self.explicit is not None:
+            if self._explicit_config is None:
+                self._explicit_config = discover_config(folder, self.explicit)
+            return self._explicit_config
+        walked: list[Path] = []
+        found = Config()
+        for current in _folders_up(folder):
+            known = self._discovered.get(current)
+            if known is not None:
+                found = known
+                break
+            walked.append(current)
+            config = _config_in(current)
+            if config is not None:
+                found = config
+                break
+        for current in walked:
+            self._discovered[current] = found
+        return found
 
 
 def _one_line(error: BaseException) -> str:

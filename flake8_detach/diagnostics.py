@@ -1,11 +1,21 @@
-"""The engine's output: what a rule found, where, and how it could be fixed."""
+"""The engine's output: what a rule found, where, how it could be fixed, or why it could not look.
+
+libcst is named in annotations only: the results cache and the reports build Diagnostics for
+files that never needed the engine, and must not pay libcst's import for them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+class AnalysisError(Exception):
+    """The file could not be analysed (libcst cannot parse it, or it is too deeply nested)."""
 
 # Where a message names another place (the call that passes the value). Filled per front: a
 # file says `line 48`, a notebook `cell 6, line 4`, so the message keeps it unfilled as well.

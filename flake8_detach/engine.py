@@ -25,7 +25,7 @@ from libcst._nodes.base import CSTNode
 from .analysis.facts import Facts
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Interpreter
-from .diagnostics import RELATED_PLACE, Diagnostic, Finding, line_place
+from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixes import restyle
 from .positions import start_positions, statement_start_positions
 from .screening import worth_analysing
@@ -43,10 +43,6 @@ __all__ = [
     "report_lines",
     "worth_analysing",
 ]
-
-
-class AnalysisError(Exception):
-    """The file could not be analysed (libcst cannot parse it, or it is too deeply nested)."""
 
 
 @dataclass

@@ -12,8 +12,10 @@ import os
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 # Folders no one wants linted: VCS data, virtual environments, build output, caches.
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -163,6 +165,8 @@ class GitIgnores:
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return
+        import pathspec  # only a walk that meets a .gitignore pays for it, not a list of files
+
         self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def ignored(self, path: Path, is_dir: bool) -> bool:

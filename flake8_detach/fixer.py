@@ -1,12 +1,9 @@
-"""Apply the rules' fixes to source text, to a libcst module, or to a file on disk.
+"""Fix source text, or a file on disk, with the rules' fixes: the front `fix`, the language
+server, the runtime harness and the snapshots share.
 
-Fixes are applied in passes, as ruff does: each pass analyses the current code, applies every
-selected fix whose node does not overlap another's, and re-analyses; it stops when a pass changes
-nothing (at most :data:`MAX_PASSES`). That is how DET101 (`.detach()`) and DET104 (`.cpu()`) on
-one `.numpy()` combine into `.detach().cpu().numpy()`.
-
-Every other front reuses this module: the `fix` command, the libcst codemods, the language
-server and the runtime harness.
+The text is screened first, as the flake8 plugin and `check` screen it: a file no selected rule
+can fire on comes back unchanged without loading the engine or libcst. What passes the screen is
+parsed and fixed in passes by :mod:`flake8_detach.fix_passes`.
 """
 
 from __future__ import annotations
@@ -17,22 +14,11 @@ import os
 import stat
 import tempfile
 import tokenize
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import libcst as cst
-
-from .diagnostics import Diagnostic
-from .engine import (
-    DEFAULT_SETTINGS,
-    AnalysisError,
-    Settings,
-    analyze_module,
-    parse,
-    worth_analysing,
-)
-from .no_grad_blocks import Replacement, replacements, with_imports
+from .diagnostics import AnalysisError, Diagnostic
 from .notebooks import (
     CellError,
     NotebookError,
@@ -45,14 +31,12 @@ from .notebooks import (
     render_notebook,
     split_cells,
 )
-from .suppression import unsuppressed
+from .screening import worth_analysing
+from .settings import DEFAULT_SETTINGS, Settings
 from .syntax import python_parse
 
-MAX_PASSES = 10
-
-Replacements = Mapping[cst.CSTNode, Replacement]
-# Applies one pass of replacements to a module; the codemods pass their own visitor.
-Applier = Callable[[cst.Module, Replacements], cst.Module]
+if TYPE_CHECKING:  # the libcst passes load only for a file that passes the screen
+    import libcst as cst
 
 
 @dataclass
@@ -93,89 +77,6 @@ class FixResult:
         return self.source != self.original
 
 
-@dataclass
-class ModuleFixResult:
-    module: cst.Module
-    applied: list[Diagnostic] = field(default_factory=list)
-    remaining: list[Diagnostic] = field(default_factory=list)
-
-
-class _ReplaceNodes(cst.CSTTransformer):
-    """Swap nodes (by identity) for their replacements; fixes in one pass never nest."""
-
-    def __init__(self, replacements: Replacements) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        return self.replacements.get(original_node, updated_node)
-
-
-def replace_nodes(module: cst.Module, replacements: Replacements) -> cst.Module:
-    return module.visit(_ReplaceNodes(replacements))
-
-
-def _subtree(node: cst.CSTNode) -> set[int]:
-    seen: set[int] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        seen.add(id(current))
-        stack.extend(current.children)
-    return seen
-
-
-def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Diagnostic]:
-    """Diagnostics whose fixes can be applied together: allowed, and on disjoint nodes.
-
-    A fix that touches (contains, or lies inside) a node another chosen fix replaces waits for
-    the next pass, where it is recomputed on the rewritten code.
-    """
-    chosen: list[Diagnostic] = []
-    taken: set[int] = set()  # every node inside a chosen fix's node
-    roots: set[int] = set()  # the chosen fixes' nodes
-    for diagnostic in diagnostics:
-        fix = diagnostic.fix
-        if fix is None or not (fix.safe or unsafe):
-            continue
-        inside = _subtree(fix.node)
-        if id(fix.node) in taken or inside & roots:
-            continue
-        chosen.append(diagnostic)
-        taken |= inside
-        roots.add(id(fix.node))
-    return chosen
-
-
-def fix_module(
-    module: cst.Module,
-    settings: Settings = DEFAULT_SETTINGS,
-    *,
-    unsafe: bool = False,
-    apply: Applier = replace_nodes,
-) -> ModuleFixResult:
-    """Fix a parsed module in passes; raises :class:`AnalysisError` if it cannot be analysed."""
-    applied: list[Diagnostic] = []
-    for pass_number in range(MAX_PASSES + 1):
-        source = module.code
-        # What flake8 would not report (a noqa comment silences it) is not fixed either.
-        diagnostics = unsuppressed(source, analyze_module(module, settings).diagnostics)
-        chosen = choose_fixes(diagnostics, unsafe) if pass_number < MAX_PASSES else []
-        if not chosen:
-            break
-        fixes = [d.fix for d in chosen if d.fix is not None]
-        fixed = with_imports(apply(module, replacements(module, fixes)), fixes)
-        code = fixed.code
-        if code == source:
-            break
-        try:
-            module = parse(code)  # fresh nodes, and the proof that the fixed text parses
-        except AnalysisError:
-            break
-        applied.extend(chosen)
-    return ModuleFixResult(module, applied, diagnostics)
-
-
 def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bool = False) -> FixResult:
     """Fix one file's text. Never raises on bad input: ``error`` says why nothing was done.
 
@@ -188,6 +89,9 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     if not worth_analysing(source, settings):
         return FixResult(source, original=source)
     try:
+        from .engine import parse
+        from .fix_passes import fix_module
+
         module = parse(source)
         if module.code != source:  # libcst 1.9 drops a final lone CR and a form feed starting a statement
             raise AnalysisError("libcst cannot print this file back byte for byte (a final lone CR, or a form feed before a statement)")
@@ -204,6 +108,8 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
 
 def _libcst_reads(source: str) -> bool:
     """Whether libcst parses what this Python's ``ast`` refused (newer grammar): then it is Python."""
+    from .engine import parse
+
     try:
         parse(source)
     except (AnalysisError, RecursionError):

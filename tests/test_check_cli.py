@@ -318,13 +318,13 @@ def test_only_a_clean_run_exits_0_even_with_a_syntax_error_alone(tmp_path: Path,
 
 
 def test_an_internal_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    import flake8_detach.cli.check as check_module
+    import flake8_detach.engine as engine_module
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug in a rule")
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(check_module, "analyze", broken)
+    monkeypatch.setattr(engine_module, "analyze_module", broken)
     Path("bad.py").write_text(HAZARD)
     code, _, err = run_check(["bad.py", "--jobs", "1"], capsys)
     assert code == 2

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_detach import fixer
+from flake8_detach import fix_passes, fixer
 from flake8_detach.engine import Settings, check_source
 from flake8_detach.fixer import FixFileError, fix_file, fix_source
 from flake8_detach.rules import ALL_RULES
@@ -657,10 +657,10 @@ def test_passes_are_bounded_when_fixes_never_converge(monkeypatch):
         grown = name.with_changes(value=name.value + "_")
         return Analysis(module, diagnostics=[Diagnostic("DET101", 2, 0, "DET101 grow", Fix(name, grown, True, "grow"))])
 
-    monkeypatch.setattr(fixer, "analyze_module", ever_growing)
+    monkeypatch.setattr(fix_passes, "analyze_module", ever_growing)
     result = fix_source("import torch\nx.numpy()\n")
-    assert result.source == "import torch\nx" + "_" * fixer.MAX_PASSES + ".numpy()\n"
-    assert len(result.applied) == fixer.MAX_PASSES
+    assert result.source == "import torch\nx" + "_" * fix_passes.MAX_PASSES + ".numpy()\n"
+    assert len(result.applied) == fix_passes.MAX_PASSES
 
 
 @pytest.mark.parametrize(("style", "ok"), [("force", True), ("chain", True), ("bogus", False)])
@@ -679,10 +679,8 @@ def test_flake8_accepts_the_fix_style_option(tmp_path, style, ok):
 
 
 def test_internal_error_leaves_the_text_unchanged_with_a_message(monkeypatch) -> None:
-    from flake8_detach import fixer
-
     source = "import torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()\n"
-    monkeypatch.setattr(fixer, "fix_module", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
+    monkeypatch.setattr(fix_passes, "fix_module", lambda *a, **k: (_ for _ in ()).throw(KeyError("boom")))
     result = fixer.fix_source(source)
     assert result.source == source and "internal error" in (result.error or "")
 

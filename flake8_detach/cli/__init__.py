@@ -1,8 +1,11 @@
 """`flake8-detach` console script: one subcommand per module in this package.
 
-Each module listed in SUBCOMMANDS defines ``register(subparsers)``, which adds
-its parser and sets ``func`` to a callable taking the parsed namespace and
-returning the exit code.
+Each module named in SUBCOMMANDS defines ``register(subparsers, summary)``, which adds its
+parser and sets ``func`` to a callable taking the parsed namespace and returning the exit code.
+
+Only the module of the command being run is imported, and none for `--version` or `--help`:
+pre-commit and editors start this program again and again, so what it does not need it must
+not load (libcst, pygls, the results cache). The other commands are listed by their summary.
 """
 
 from __future__ import annotations
@@ -10,26 +13,51 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 
 from .. import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("check", "fix", "explain", "lsp", "verify")
+# Command -> the one line `flake8-detach --help` shows for it; its module is cli/<command>.py.
+SUBCOMMANDS: dict[str, str] = {
+    "check": "report tensor-to-NumPy hazards (text, json, sarif or github output)",
+    "fix": "fix tensor-to-NumPy hazards in place (like ruff check --fix)",
+    "explain": "print a rule's page: what it flags, why, how to fix it and the runtime evidence",
+    "lsp": "start the language server over stdio (needs the lsp extra)",
+    "verify": "run the fixtures on cpu/cuda and check that each diagnostic's runtime claim holds",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with ``command``'s own arguments (its module imported); every other command
+    is a placeholder that only names it in `--help`."""
     parser = argparse.ArgumentParser(
         prog="flake8-detach", description="Find and fix PyTorch tensor-to-NumPy hazards."
     )
     parser.add_argument("--version", action="version", version=f"flake8-detach {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(subparsers)
+    for name, summary in SUBCOMMANDS.items():
+        if name == command:
+            importlib.import_module(f"{__name__}.{name}").register(subparsers, summary)
+        else:
+            subparsers.add_parser(name, help=summary, add_help=False)
     return parser
 
 
+def command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand on the command line: its first argument that is not an option, if known.
+
+    The top-level options (`--version`, `--help`) take no value, so nothing else comes first.
+    """
+    for argument in argv:
+        if not argument.startswith("-"):
+            return argument if argument in SUBCOMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_named(arguments))
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 """`flake8-detach check [PATH...]`: the flake8 diagnostics without flake8, in CI-friendly formats.
 
 Same engine, same `# noqa` handling and the same decoding as the flake8 plugin, so a file reads
-the same through both fronts. The text format adds what ruff prints: `[*]` on the diagnostics
+the same through both fronts. Also the same screen first: a file no selected rule can fire on is
+reported clean without loading the engine (and libcst), so a run over clean files, such as
+pre-commit makes on every commit, costs little more than Python's own start. The text format adds what ruff prints: `[*]` on the diagnostics
 `--fix` fixes, and a summary (`Found N errors.`, or `All checks passed!`). `--fix` applies the
 fixes first, with the loop `fix` uses (:mod:`.fixing`), and reports what is left; `--diff`
 prints what `--fix` would change instead.
@@ -19,11 +21,10 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..cache import MODE_CHECK, ResultsCache, default_directory, read_for_cache
 from ..config import Config, ConfigError, ConfigResolver, discover_config
-from ..engine import AnalysisError, Settings, analyze, analyze_module, parse
+from ..diagnostics import AnalysisError
 from ..files import SourceError, decode_source, read_source
 from ..notebooks import (
     NotebookError,
@@ -35,20 +36,25 @@ from ..notebooks import (
     read_notebook,
 )
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
-from ..reporting.summary import fix_counts, summary
-from ..suppression import unsuppressed
+from ..reporting.summary import fix_counts
+from ..reporting.summary import summary as closing_summary
+from ..screening import worth_analysing
+from ..settings import Settings
 from ..syntax import one_line, python_parse
-from .fixing import FileFix, fix_paths, write_diff
 from .output import write_output_file
 from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress, add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
+if TYPE_CHECKING:
+    from ..cache import ResultsCache
+    from .fixing import FileFix
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="report tensor-to-NumPy hazards (text, json, sarif or github output)",
+        help=summary,
         description="Report tensor-to-NumPy hazards in Python files and folders, as the flake8 plugin does.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders ('-' reads stdin); default: .")
@@ -106,9 +112,15 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         report.error, report.error_position = problem.message, problem.position
         return report
     try:
-        # Newer syntax than this Python's is not the file's fault: libcst, which reads every
-        # version's grammar, decides.
-        analysis = analyze(source, settings, tree) if problem is None else analyze_module(parse(source), settings)
+        if problem is None and not worth_analysing(source, settings, tree):
+            return report  # what analyze() says of it, without loading the engine and libcst
+        from ..engine import analyze_module, parse
+
+        if problem is None:
+            analysis = analyze_module(parse(source, tree), settings, source, tree)
+        else:  # newer syntax than this Python's is not the file's fault: libcst, which reads
+            # every version's grammar, decides
+            analysis = analyze_module(parse(source), settings)
     except AnalysisError as error:
         report.error = problem.message if problem is not None else one_line(error)
         report.error_position = problem.position if problem is not None else None
@@ -117,6 +129,8 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
         report.error = f"internal error, file skipped: {type(error).__name__}: {one_line(error)}"
         report.internal = True
         return report
+    from ..suppression import unsuppressed  # flake8's noqa rules: loaded with the engine
+
     report.module = analysis.module
     report.diagnostics = unsuppressed(source, analysis.diagnostics)
     return report
@@ -176,6 +190,8 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     if cache is None:
         return _check_uncached([(path, settings, None) for path, settings in jobs_list], jobs, with_fixes,
                                _offset(progress, 0, total))
+    from ..cache import MODE_CHECK, read_for_cache
+
     reports: list[FileReport | None] = []
     misses: list[tuple[int, Job, str | None]] = []
     mode = MODE_CHECK if with_fixes else f"{MODE_CHECK} without fixes"
@@ -183,8 +199,8 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         data = read_for_cache(path)
         key = None if data is None else cache.key(data, path.suffix, settings, mode)
         hit = None if key is None else cache.get(key, str(path))
-        if hit is not None and data is not None and hit.cells is None:
-            try:  # the formats quote the source; a .py file's is its bytes, decoded again
+        if hit is not None and data is not None and hit.cells is None and hit.diagnostics:
+            try:  # the formats quote a diagnostic's line; a .py file's source is its bytes, decoded again
                 hit.source = decode_source(data, str(path))
             except SourceError:
                 pass
@@ -268,10 +284,12 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
-    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    cache = open_cache(args) if args.cache else None
     bar = progress_bar("fix" if fixing else "check", args)
     fixed: int | None = None
     if fixing:
+        from .fixing import fix_paths
+
         fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not args.diff, cache=cache, progress=bar.update,
                           jobs=jobs)
         bar.close()
@@ -303,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.statistics:
         sys.stderr.write(statistics(report))  # json and sarif documents stay parseable
     if args.format == "text":
-        output += summary(report, unsafe=args.unsafe_fixes, fixed=fixed)
+        output += closing_summary(report, unsafe=args.unsafe_fixes, fixed=fixed)
     if args.output_file is not None:
         if not write_output_file(args.output_file, output, "flake8-detach"):
             return 2
@@ -314,8 +332,17 @@ def run(args: argparse.Namespace) -> int:
     return 0 if args.exit_zero and code == 1 else code
 
 
+def open_cache(args: argparse.Namespace) -> ResultsCache | None:
+    """The results cache of ``--cache-dir`` (``--no-cache`` runs never load the module)."""
+    from ..cache import ResultsCache, default_directory
+
+    return ResultsCache.open(args.cache_dir or default_directory())
+
+
 def _report_diff(fixes: list[FileFix], unsafe: bool) -> int:
     """`check --diff`: the diff on stdout, what it would fix on stderr; 1 when anything would change."""
+    from .fixing import write_diff
+
     for fix in fixes:
         write_diff(fix.changes, sys.stdout)
     sys.stdout.flush()

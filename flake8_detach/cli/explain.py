@@ -12,17 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..explain import load_evidence, text_page, text_table
-from ..rules import ALL_RULES, RULES_BY_CODE
+from ..catalog import RULE_CODES
 
 # The checkout the package runs from; figures are mentioned only where they exist there.
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "explain",
-        help="print a rule's page: what it flags, why, how to fix it and the runtime evidence",
+        help=summary,
         description="Explain a rule: what it flags, why it matters, what to write instead, and what "
         "running its fixtures showed.",
     )
@@ -32,10 +31,14 @@ def register(subparsers: Any) -> None:
 
 
 def known_codes() -> str:
-    return ", ".join(rule.code for rule in ALL_RULES)
+    return ", ".join(RULE_CODES)
 
 
 def run(args: argparse.Namespace) -> int:
+    # The pages come from the rule classes, which import libcst: loaded here, not for `--help`.
+    from ..explain import load_evidence, text_page, text_table
+    from ..rules import RULES_BY_CODE
+
     if args.list:
         sys.stdout.write(text_table())
         return 0

@@ -16,22 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cache import ResultsCache, default_directory
 from ..config import ConfigError, ConfigResolver, discover_config
 from ..files import SourceError, decode_source
 from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
+from .check import open_cache
 from .fixing import FileFix, changes_of, fix_paths, write_diff
 from .parallel import PARALLEL_MIN_FILES
 from .progress import add_progress_option, progress_bar
 from .selection import add_selection_options, command_line_overrides, discover_files
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "fix",
-        help="fix tensor-to-NumPy hazards in place (like ruff check --fix)",
+        help=summary,
         description="Apply the safe fixes of DET101-DET106 (and with --unsafe-fixes the unsafe ones: "
         "DET105's copies, some of DET103's) to Python files, notebooks and folders.",
     )
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             except ConfigError as error:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
-    cache = ResultsCache.open(args.cache_dir or default_directory()) if args.cache else None
+    cache = open_cache(args) if args.cache else None
     bar = progress_bar("fix", args)
     fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update,
                       jobs=args.jobs or os.cpu_count() or 1)

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ..cache import MODE_FIX, MODE_FIX_UNSAFE, ResultsCache, read_for_cache
+from ..diagnostics import Diagnostic
 from ..files import SourceError, decode_source
-from ..fixer import FixFileError, FixResult, choose_fixes, fix_file
+from ..fixer import FixFileError, FixResult, fix_file
 from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from ..reporting import FileReport
 from ..settings import Settings
@@ -88,7 +89,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
         result = fix_file(path, settings, unsafe=unsafe, write=write, data=data)
     except FixFileError as error:
         return FileFix(FileReport(str(path), error=str(error)), unreadable=True)
-    settled = not choose_fixes(result.remaining, unsafe)  # fixing it again would change nothing
+    settled = not result.remaining or not _fixable(result.remaining, unsafe)  # fixing again would change nothing
     report = left_over(path, result)
     if report.cells is not None and report.diagnostics:
         report.artifact_lines = _artifact_lines(path, result, data, report)
@@ -166,3 +167,10 @@ def _with_final_newlines(lines: Iterable[str]) -> Iterator[str]:
     """A cell's last line has no newline: end every diff line with one, as `diff` marks it."""
     for line in lines:
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
+
+
+def _fixable(remaining: list[Diagnostic], unsafe: bool) -> bool:
+    """Whether another pass would fix any of ``remaining`` (their tree is loaded, so libcst is)."""
+    from ..fix_passes import choose_fixes
+
+    return bool(choose_fixes(remaining, unsafe))

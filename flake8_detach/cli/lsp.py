@@ -8,10 +8,10 @@ import sys
 from typing import Any
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "lsp",
-        help="start the language server over stdio (needs the lsp extra)",
+        help=summary,
         description="Start the flake8-detach language server on stdin/stdout. "
         "Install it with: pip install 'flake8-detach[lsp]'.",
     )

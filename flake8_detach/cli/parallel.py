@@ -7,11 +7,8 @@ to this process, as flake8 does, rather than fail.
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from .progress import Progress
@@ -32,6 +29,14 @@ def map_files(function: Callable[[Item], Result], items: Sequence[Item], jobs: i
     """
     if jobs <= 1 or len(items) < PARALLEL_MIN_FILES:
         return _counted((function(item) for item in items), len(items), progress)
+    import multiprocessing  # here: a run over a few files must not pay for the pool's imports
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # Forked workers inherit what is loaded: load the analysis once here rather than once in
+    # each worker (most of a second of CPU each): in a run of this many files, some file
+    # nearly always needs it.
+    preload_analysis()
     context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
     workers = min(jobs, len(items))
     try:
@@ -40,6 +45,12 @@ def map_files(function: Callable[[Item], Result], items: Sequence[Item], jobs: i
             return _counted(pool.map(function, items, chunksize=chunks), len(items), progress)
     except (OSError, BrokenProcessPool):
         return _counted((function(item) for item in items), len(items), progress)
+
+
+def preload_analysis() -> None:
+    """Import what a file that passes the screen needs (checking and fixing import it on demand)."""
+    from .. import engine, fix_passes, suppression  # noqa: F401
+    from ..reporting import fix_spans  # noqa: F401
 
 
 def _counted(results: Iterable[Result], total: int, progress: Progress | None) -> list[Result]:

@@ -22,10 +22,10 @@ from .progress import ProgressBar
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "verify",
-        help="run the fixtures on cpu/cuda and check that each diagnostic's runtime claim holds",
+        help=summary,
         description=(
             "Lint each fixture, run it in a subprocess once per device (DEVICE environment variable), "
             "run the fixer's output the same way, and check the claims of its '# expect:' comments."

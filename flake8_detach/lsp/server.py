@@ -9,13 +9,19 @@ Each document's latest analysis is kept per version: code actions (sent on every
 and pull diagnostics answer from it instead of re-linting. While a buffer does not parse, the
 last good diagnostics stay and one syntax diagnostic is added, so hazards do not flicker away
 while the user types.
+
+`initialize` is answered before the analysis is loaded: this module imports neither the engine
+nor libcst (a clean buffer never needs them), and a thread loads them once the client says
+`initialized`, while it opens its first files.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,6 +66,8 @@ SEVERITIES: dict[str, types.DiagnosticSeverity] = {
 DEFAULT_SEVERITY = "warning"  # as flake8's diagnostics show through python-lsp-server
 _NOQA_CODES = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _BARE_NOQA = re.compile(r"#\s*noqa(?!\s*:)", re.IGNORECASE)
+# What a buffer with something to report needs (libcst among it): loaded in the background.
+ANALYSIS_MODULES = ("flake8_detach.engine", "flake8_detach.fix_passes", "flake8_detach.reporting.fix_spans")
 
 
 @dataclass
@@ -404,6 +412,16 @@ def overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
+def load_analysis() -> None:
+    """Import the analysis ahead of the first buffer that needs it. A failure is only logged:
+    the lint that needs a module imports it again and reports what went wrong."""
+    for name in ANALYSIS_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - a background warm-up must not kill the server
+            LOG.warning("flake8-detach: could not load %s: %r", name, error)
+
+
 def create_server(
     debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS, severity: str = DEFAULT_SEVERITY
 ) -> DetachLanguageServer:
@@ -415,7 +433,9 @@ def create_server(
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: DetachLanguageServer, params: types.InitializedParams) -> None:
-        """Ask the client to tell us when a config file changes (where it can register watchers)."""
+        """Load the analysis in the background; ask the client to tell us when a config file
+        changes (where it can register watchers)."""
+        threading.Thread(target=load_analysis, name="flake8-detach-load-analysis", daemon=True).start()
         workspace = ls.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace is not None else None
         if watched is None or not watched.dynamic_registration:

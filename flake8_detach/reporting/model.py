@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
 from ..notebooks import CellError, cell_location
-from .spans import TextEdit, fix_edits
+from .spans import TextEdit
+
+if TYPE_CHECKING:  # a clean file's report never holds a tree: libcst loads with the engine
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,11 @@ class FileReport:
         """Each diagnostic's fix as a text edit (None where it has none), computed once."""
         if self.fixes is None:
             fixable = [d.fix for d in self.diagnostics if d.fix is not None]
-            edits = iter(fix_edits(self.module, fixable) if self.module is not None and fixable else [])
+            edits: Iterator[TextEdit] = iter([])
+            if self.module is not None and fixable:
+                from .fix_spans import fix_edits  # the tree is there, so libcst already is
+
+                edits = iter(fix_edits(self.module, fixable))
             self.fixes = [
                 RenderedFix(d.fix.description, d.fix.safe, next(edits))
                 if d.fix is not None and self.module is not None
