@@ -2,7 +2,7 @@
 
 libcst's QualifiedNameProvider answers the same question, but it needs the
 ScopeProvider over the whole module first, which costs several times the parse
-itself (see the Speed section of the README). The rules only ever ask about
+itself (see docs/speed.md). The rules only ever ask about
 names bound by imports, so one pass over the import statements is enough.
 """
 

@@ -1,4 +1,4 @@
-"""Render a verify run: the full table for a terminal, JSON for CI, a compact Markdown table for the README."""
+"""Render a verify run: the full table for a terminal, JSON for CI, a compact Markdown table for docs/proof.md."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def _devices_line(report: VerifyReport) -> str:
 
 
 def render_markdown(report: VerifyReport, *, include_skipped_legs: bool = True) -> str:
-    """One row per fixture, one column per device: a compact, regenerated proof for the README.
+    """One row per fixture, one column per device: a compact, regenerated proof for docs/proof.md.
 
     A leg skipped as a whole (no GPU) can be left out of the columns; the caller says so elsewhere.
     """
