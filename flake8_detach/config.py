@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import RULE_CODES
-from .settings import SECTION, ConfigError, Settings, validate_dotted_names, validate_fix_style
+from .settings import (
+    FLAKE8_OPTION_FILES,
+    SECTION,
+    ConfigError,
+    Settings,
+    validate_dotted_names,
+    validate_fix_style,
+)
 
 KEYS: tuple[str, ...] = (
     "select",
@@ -228,7 +235,7 @@ def load_pyproject(path: Path) -> Config:
 
 # flake8's options files, in the order flake8 looks for them in a folder, and the plugin's options
 # (flake8 accepts dashes or underscores in option names read from a file).
-FLAKE8_FILES: tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")
+FLAKE8_FILES: tuple[str, ...] = FLAKE8_OPTION_FILES
 FLAKE8_OPTIONS: dict[str, str] = {
     "detach-no-grad-contexts": "no-grad-contexts",
     "detach-converting-functions": "converting-functions",

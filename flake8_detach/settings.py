@@ -6,6 +6,7 @@ and the screen to decide that a file has nothing to report, and only then pays f
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
 FIX_STYLES: tuple[str, ...] = ("chain", "force")
 SECTION = "flake8-detach"
+# flake8's options files, in the order flake8 looks for them in a folder (config.py reads them).
+FLAKE8_OPTION_FILES: tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$", re.ASCII)
 
 
@@ -29,8 +32,15 @@ class ConfigError(Exception):
         self.message = message
         self.source = source
         where = f"{source}: " if source else ""
-        # An option on the command line is named as an option, not as a key of the table.
-        what = (f"--{key}: " if source == "command line" else f"[tool.{SECTION}] {key}: ") if key else ""
+        # An option is named as the place it was written spells it: on the command line, in a
+        # flake8 options file (`[flake8] detach-no-grad-contexts`), or in the pyproject table.
+        what = ""
+        if key and source == "command line":
+            what = f"--{key}: "
+        elif key and source is not None and os.path.basename(source) in FLAKE8_OPTION_FILES:
+            what = f"[flake8] detach-{key}: "
+        elif key:
+            what = f"[tool.{SECTION}] {key}: "
         super().__init__(f"{where}{what}{message}")
 
 

@@ -206,6 +206,14 @@ def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeyp
     assert json.loads(Path("report.json").read_text())["summary"]["diagnostics"] == 1
 
 
+def test_output_format_is_ruffs_name_for_format(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.py").write_text(HAZARD)
+    code, out, _ = run_check(["bad.py", "--output-format", "json"], capsys)
+    assert code == 1
+    assert json.loads(out)["summary"]["diagnostics"] == 1
+
+
 def test_bad_config_exits_2_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     Path("pyproject.toml").write_text('[tool.flake8-detach]\nfix-style = "forced"\n')

@@ -54,6 +54,11 @@ def test_explain_accepts_lower_case_codes(capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().out.startswith("DET102: cpu-before-detach\n")
 
 
+def test_explain_accepts_the_rule_name_as_ruff_rule_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "numpy-on-device-tensor"]) == 0
+    assert capsys.readouterr().out.startswith("DET104: numpy-on-device-tensor\n")
+
+
 @pytest.mark.parametrize("argv", [["explain", "DET999"], ["explain", "E501"], ["explain"]])
 def test_unknown_or_missing_code_exits_2_listing_the_known_codes(
     argv: list[str], capsys: pytest.CaptureFixture[str]

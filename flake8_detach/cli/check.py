@@ -58,7 +58,8 @@ def register(subparsers: Any, summary: str) -> None:
         description="Report tensor-to-NumPy hazards in Python files and folders, as the flake8 plugin does.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders ('-' reads stdin); default: .")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
+                        help="output format (default: text); --output-format is ruff's name for it")
     parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
     add_selection_options(parser, "report")
     parser.add_argument("--fix", action="store_true", help="apply the fixes (as `fix` does), then report what is left")

@@ -25,7 +25,7 @@ def register(subparsers: Any, summary: str) -> None:
         description="Explain a rule: what it flags, why it matters, what to write instead, and what "
         "running its fixtures showed.",
     )
-    parser.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as DET101")
+    parser.add_argument("code", nargs="?", metavar="CODE", help="a rule code such as DET101, or its name (numpy-on-grad-tensor)")
     parser.add_argument("--list", action="store_true", help="print the table of rules (code, name, summary)")
     parser.set_defaults(func=run)
 
@@ -45,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.code:
         sys.stderr.write(f"flake8-detach explain: give a rule code or --list; known codes: {known_codes()}\n")
         return 2
-    rule = RULES_BY_CODE.get(args.code.strip().upper())
+    # A code (`DET101`, `det101`) or, as ruff's `rule` takes it, the kebab-case name.
+    wanted = args.code.strip()
+    rule = RULES_BY_CODE.get(wanted.upper()) or next(
+        (rule for rule in RULES_BY_CODE.values() if rule.name == wanted.lower()), None)
     if rule is None:
         sys.stderr.write(f"flake8-detach explain: unknown rule code {args.code!r}; known codes: {known_codes()}\n")
         return 2
