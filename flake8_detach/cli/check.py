@@ -44,7 +44,13 @@ from ..syntax import one_line, python_parse
 from .output import write_output_file
 from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress, add_progress_option, progress_bar
-from .selection import add_selection_options, command_line_overrides, discover_files
+from .selection import (
+    add_run_options,
+    add_selection_options,
+    command_line_overrides,
+    discover_files,
+    workers,
+)
 
 if TYPE_CHECKING:
     from ..cache import ResultsCache
@@ -76,26 +82,9 @@ def register(subparsers: Any, summary: str) -> None:
         default="auto",
         help="colour the text output: auto (default) on a terminal, unless NO_COLOR is set",
     )
-    parser.add_argument(
-        "--no-cache",
-        dest="cache",
-        action="store_false",
-        help="neither read nor write the results cache (on by default, as ruff's)",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
-    )
+    add_run_options(parser, "neither read nor write the results cache (on by default, as ruff's)")
     add_progress_option(parser)
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=0,
-        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
-    )
     parser.set_defaults(func=run)
 
 
@@ -247,10 +236,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
-    if args.jobs < 0:
-        print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
-        return 2
-    jobs = args.jobs or os.cpu_count() or 1
+    jobs = workers(args)
     # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
     # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor.
     resolver = ConfigResolver(args.config, command_line_overrides(args))

@@ -10,7 +10,6 @@ incomplete run never looks clean.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +22,14 @@ from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
 from .check import open_cache
 from .fixing import FileFix, changes_of, fix_paths, write_diff
-from .parallel import PARALLEL_MIN_FILES
 from .progress import add_progress_option, progress_bar
-from .selection import add_selection_options, command_line_overrides, discover_files
+from .selection import (
+    add_run_options,
+    add_selection_options,
+    command_line_overrides,
+    discover_files,
+    workers,
+)
 
 
 def register(subparsers: Any, summary: str) -> None:
@@ -52,25 +56,8 @@ def register(subparsers: Any, summary: str) -> None:
         choices=FIX_STYLES,
         help="chain: .detach().cpu().numpy() (default); force: .numpy(force=True), torch >= 1.13",
     )
-    parser.add_argument(
-        "--no-cache",
-        dest="cache",
-        action="store_false",
-        help="neither read nor write the results cache (on by default: files left with nothing to fix are skipped)",
-    )
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
-    )
+    add_run_options(parser, "neither read nor write the results cache (on by default: files left with nothing to fix are skipped)")
     add_progress_option(parser)
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=0,
-        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
-    )
     parser.set_defaults(func=run)
 
 
@@ -92,9 +79,6 @@ def run(args: argparse.Namespace) -> int:
         config = override(discover_config(Path.cwd(), args.config))
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
-        return 2
-    if args.jobs < 0:
-        print("flake8-detach: error: --jobs must be 0 (one per CPU) or more", file=sys.stderr)
         return 2
     dry_run = args.diff or args.check
     # The diff owns stdout (so it can be piped to `patch`); everything else goes to stderr then.
@@ -119,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     cache = open_cache(args) if args.cache else None
     bar = progress_bar("fix", args)
     fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update,
-                      jobs=args.jobs or os.cpu_count() or 1)
+                      jobs=workers(args))
     bar.close()
     for fix in fixes:
         _report_file(fix, args, messages, tally)

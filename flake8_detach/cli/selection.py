@@ -9,12 +9,14 @@ default excluded folders, `--extend-exclude` adds patterns, and `.gitignore` is 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..config import Config, split_comma_list
 from ..files import discover
+from .parallel import PARALLEL_MIN_FILES
 
 
 def add_selection_options(parser: Any, verb: str) -> None:
@@ -35,6 +37,39 @@ def add_selection_options(parser: Any, verb: str) -> None:
         help="also look at files that .gitignore ignores (respected by default, as ruff does)",
     )
     parser.add_argument("--config", type=Path, help="pyproject.toml to read [tool.flake8-detach] from (default: the nearest one per file)")
+
+
+def add_run_options(parser: Any, cache_help: str) -> None:
+    """The results cache and the worker processes, as `check` and `fix` both take them."""
+    parser.add_argument("--no-cache", dest="cache", action="store_false", help=cache_help)
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where the results cache lives (default: $FLAKE8_DETACH_CACHE_DIR, else .flake8_detach_cache)",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=job_count,
+        default=0,
+        help=f"worker processes (default 0: one per CPU; used from {PARALLEL_MIN_FILES} files on)",
+    )
+
+
+def job_count(text: str) -> int:
+    """``--jobs``: 0 (one per CPU) or more; anything else is a usage error (exit 2)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
+    return count
+
+
+def workers(args: argparse.Namespace) -> int:
+    """How many worker processes ``--jobs`` asks for."""
+    return int(args.jobs) or os.cpu_count() or 1
 
 
 def command_line_overrides(args: argparse.Namespace, **extra: Any) -> Callable[[Config], Config]:
