@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .notebook_json import JsonLayout, first_difference, json_source_lines
+from .syntax import syntax_error_text
 
 if TYPE_CHECKING:  # only the standard library at run time: reading a notebook needs no libcst
     from .diagnostics import Diagnostic
@@ -83,7 +84,7 @@ class CellError:
         """`check`'s wording for a file's syntax error, with the line counted in the cell."""
         if self.line is None:
             return self.message
-        return f"syntax error at line {self.line}, column {self.column or 1}: {self.message}"
+        return syntax_error_text(self.message, self.line, self.column)
 
 
 @dataclass

@@ -30,12 +30,17 @@ def python_parse(source: str, filename: str = "<unknown>") -> tuple[ast.AST | No
     try:
         return ast.parse(source, filename), None
     except SyntaxError as error:
-        where = f" at line {error.lineno}, column {error.offset}" if error.lineno is not None else ""
         position = (error.lineno, max((error.offset or 1) - 1, 0)) if error.lineno is not None else None
-        return None, SyntaxProblem(f"syntax error{where}: {error.msg}", position,
+        return None, SyntaxProblem(syntax_error_text(error.msg, error.lineno, error.offset), position,
                                    final=error.msg.startswith(COMPILER_LIMITS))
     except (ValueError, RecursionError, MemoryError) as error:
         return None, SyntaxProblem(f"cannot parse: {one_line(error)}", final=True)
+
+
+def syntax_error_text(reason: str, line: int | None, column: int | None) -> str:
+    """The one wording: `syntax error at line L, column C: REASON` (1-based, as Python counts)."""
+    where = f" at line {line}, column {column or 1}" if line is not None else ""
+    return f"syntax error{where}: {reason}"
 
 
 def one_line(error: BaseException) -> str:
