@@ -10,8 +10,12 @@ real server's answer for realistic clients). Then pygls starts on a reader that 
 bytes of that message and a writer that drops pygls's own answer to it, so its state (client
 capabilities, workspace, position encoding) is set exactly as if it had answered.
 
-Anything else (another first message, a malformed one, a payload this module does not fully
-understand, ``FLAKE8_DETACH_LSP_FAST_START=0``) is replayed to pygls untouched, and pygls answers.
+Anything else is replayed to pygls untouched, and pygls answers: another first message, a
+malformed one, params lsprotocol might not read (they are checked against
+initialize_schema.py, generated from lsprotocol's classes, more strictly than lsprotocol reads
+them: pygls sends no answer at all to params it cannot read), a pygls or lsprotocol of another
+release series than the one the tests checked (:data:`TESTED_SERIES`), or
+``FLAKE8_DETACH_LSP_FAST_START=0``.
 
 This module imports nothing but the standard library's json, os, re, sys and threading: it must
 not load pygls, lsprotocol or libcst.
@@ -28,6 +32,7 @@ import threading
 from typing import IO, Any, Callable
 
 from .. import __version__
+from .initialize_schema import ROOT, STRUCTURES
 
 LOG = logging.getLogger(__name__)
 ENABLE_VARIABLE = "FLAKE8_DETACH_LSP_FAST_START"
@@ -54,7 +59,9 @@ CAPABILITIES: dict[str, Any] = {
 }
 SERVER_INFO: dict[str, Any] = {"name": SOURCE, "version": __version__}
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # what pygls supports
-TRACE_VALUES = ("off", "messages", "verbose")
+# The release series this description (and initialize_schema.py) was checked against by
+# tests/test_lsp_fast_start.py; with any other installed, pygls answers.
+TESTED_SERIES = {"pygls": "2.1", "lsprotocol": "2025.0"}
 
 
 def enabled() -> bool:
@@ -68,65 +75,58 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _optional(value: object, kind: type) -> bool:
-    return value is None or (isinstance(value, kind) and not isinstance(value, bool))
+INT_RANGE = (0, 2**31 - 1)  # LSP's integer and uinteger ranges (lsprotocol checks them): both
 
 
-def _object(parent: Any, key: str) -> dict[str, Any] | None:
-    """``parent[key]`` if it is an object, ``{}`` if absent or null, None if it is anything else."""
-    value = parent.get(key)
-    if value is None:
-        return {}
-    return value if isinstance(value, dict) else None
+def _valid(value: object, kind: Any) -> bool:
+    """Whether ``value`` has the shape ``kind`` (initialize_schema.py's notation), strictly: where
+    this says yes, lsprotocol reads the value (exact JSON types, known enum values only)."""
+    if isinstance(kind, str):
+        if kind == "any":
+            return True
+        if kind == "null":
+            return value is None
+        if kind == "bool":
+            return isinstance(value, bool)
+        if kind == "int":
+            return _is_int(value) and INT_RANGE[0] <= value <= INT_RANGE[1]  # type: ignore[operator]
+        if kind == "number":
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind == "str":
+            return isinstance(value, str)
+        return False
+    if "enum" in kind:
+        return any(type(value) is type(member) and value == member for member in kind["enum"])
+    if "array" in kind:
+        return isinstance(value, list) and all(_valid(item, kind["array"]) for item in value)
+    if "map" in kind:
+        return isinstance(value, dict) and all(_valid(item, kind["map"]) for item in value.values())
+    if "ref" in kind:
+        if not isinstance(value, dict):
+            return False
+        fields = STRUCTURES[kind["ref"]]
+        return all(_valid(value[name], field) if name in value else not required
+                   for name, (field, required) in fields.items())
+    if "union" in kind:
+        if isinstance(value, dict):
+            # lsprotocol picks one of the members an object may be: it must fit all of them.
+            members = [member for member in kind["union"] if _takes_objects(member)]
+            return bool(members) and all(_valid(value, member) for member in members)
+        return any(_valid(value, member) for member in kind["union"])
+    return False
 
 
-def _understood_params(params: dict[str, Any]) -> bool:
-    """Whether pygls will read these `InitializeParams` as this module does (else: fall back).
+def _takes_objects(kind: Any) -> bool:
+    if isinstance(kind, str):
+        return kind == "any"
+    if "union" in kind:
+        return any(_takes_objects(member) for member in kind["union"])
+    return "ref" in kind or "map" in kind
 
-    The fields pygls reads for its answer and state are checked in full, and the other fields of
-    `InitializeParams` by type; the client capabilities other than those the answer depends on
-    are not checked (lsprotocol reads them leniently, ignoring what it does not know).
-    """
-    capabilities = params.get("capabilities")
-    if not isinstance(capabilities, dict):
-        return False
-    if not (_optional(params.get("processId"), int) and _optional(params.get("rootUri"), str)
-            and _optional(params.get("rootPath"), str) and _optional(params.get("locale"), str)):
-        return False
-    if params.get("trace") is not None and params.get("trace") not in TRACE_VALUES:
-        return False
-    token = params.get("workDoneToken")
-    if token is not None and not (_is_int(token) or isinstance(token, str)):
-        return False
-    client_info = params.get("clientInfo")
-    if client_info is not None and not (
-        isinstance(client_info, dict) and isinstance(client_info.get("name"), str)
-        and _optional(client_info.get("version"), str)
-    ):
-        return False
-    folders = params.get("workspaceFolders")
-    if folders is not None and not (isinstance(folders, list) and all(
-        isinstance(folder, dict) and isinstance(folder.get("uri"), str) and isinstance(folder.get("name"), str)
-        for folder in folders
-    )):
-        return False
-    general = _object(capabilities, "general")
-    if general is None:
-        return False
-    encodings = general.get("positionEncodings")
-    if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
-        return False
-    text_document = _object(capabilities, "textDocument")
-    synchronization = _object(text_document, "synchronization") if text_document is not None else None
-    if synchronization is None:
-        return False
-    if not all(synchronization.get(key) is None or isinstance(synchronization.get(key), bool)
-               for key in ("willSave", "willSaveWaitUntil")):
-        return False
-    notebook = capabilities.get("notebookDocument")
-    if notebook is not None and not (isinstance(notebook, dict) and isinstance(notebook.get("synchronization"), dict)):
-        return False
-    return _object(capabilities, "workspace") is not None
+
+def _understood_params(params: object) -> bool:
+    """Whether lsprotocol will read these `InitializeParams` (else: fall back to pygls)."""
+    return _valid(params, {"ref": ROOT})
 
 
 def position_encoding(capabilities: dict[str, Any]) -> str:
@@ -160,7 +160,7 @@ def initialize_response(message: object) -> dict[str, Any] | None:
     if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0" and message.get("method") == "initialize"):
         return None
     msg_id = message.get("id")
-    if not (_is_int(msg_id) or isinstance(msg_id, str)):
+    if not (_valid(msg_id, "int") or isinstance(msg_id, str)):
         return None
     params = message.get("params")
     if not isinstance(params, dict) or not _understood_params(params):
@@ -315,9 +315,10 @@ def serve(load: Callable[[], Any], stdin: IO[bytes] | None = None, stdout: IO[by
     """
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
+    answer_early = tested_versions()
     loader = ServerLoader(load)
     raw, message = read_first_message(stdin)
-    response = initialize_response(message)
+    response = initialize_response(message) if answer_early else None
     if response is not None:
         write_answer(stdout, response)
     server = loader.result()
@@ -330,3 +331,36 @@ def missing_requirement() -> str | None:
     from importlib.util import find_spec
 
     return next((name for name in ("pygls", "lsprotocol") if find_spec(name) is None), None)
+
+
+def installed_version(name: str) -> str | None:
+    """The version of the distribution ``name`` from its ``.dist-info`` folder beside the package
+    (importlib.metadata would cost more than the rest of this module); None if not found."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        return None
+    folder = os.path.dirname(locations[0])
+    prefix, suffix = f"{name}-", ".dist-info"
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return None
+    versions = [entry[len(prefix):-len(suffix)] for entry in entries
+                if entry.lower().startswith(prefix) and entry.endswith(suffix)]
+    return versions[0] if len(versions) == 1 else None
+
+
+def tested_versions() -> bool:
+    """Whether the installed pygls and lsprotocol are of the release series the early answer
+    was checked against."""
+    for name, series in TESTED_SERIES.items():
+        version = installed_version(name)
+        if version is None or not (version == series or version.startswith(f"{series}.")):
+            return False
+    return True
