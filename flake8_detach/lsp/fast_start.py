@@ -17,8 +17,8 @@ them: pygls sends no answer at all to params it cannot read), a pygls or lsproto
 release series than the one the tests checked (:data:`TESTED_SERIES`), or
 ``FLAKE8_DETACH_LSP_FAST_START=0``.
 
-This module imports nothing but the standard library's json, os, re, sys and threading: it must
-not load pygls, lsprotocol or libcst.
+This module (and initialize_schema.py, plain data) imports only the standard library (json, os,
+re, sys, threading, logging, typing): it must not load pygls, lsprotocol or libcst.
 """
 
 from __future__ import annotations
