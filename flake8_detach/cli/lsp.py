@@ -34,19 +34,39 @@ def register(subparsers: Any, summary: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from ..lsp.server import create_server
-    except ImportError as error:
-        print(
-            f"flake8-detach: error: the language server needs pygls ({error.name or error}); "
-            "install it with: pip install 'flake8-detach[lsp]'",
-            file=sys.stderr,
-        )
-        return 2
+    from ..lsp import fast_start
+
+    missing = fast_start.missing_requirement()
+    if missing is not None:
+        return _needs_pygls(missing)
     if args.debounce_ms < 0:
         print("flake8-detach: error: --debounce-ms must be 0 or more", file=sys.stderr)
         return 2
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.INFO)
-    create_server(debounce_seconds=args.debounce_ms / 1000, severity=args.severity).start_io()
+
+    def load() -> Any:
+        from ..lsp.server import create_server
+
+        return create_server(debounce_seconds=args.debounce_ms / 1000, severity=args.severity)
+
+    try:
+        if not fast_start.enabled():
+            server = load()
+        else:
+            # pygls loads in a thread while `initialize` is read and answered (lsp/fast_start.py).
+            fast_start.serve(load)
+            return 0
+    except ImportError as error:
+        return _needs_pygls(error.name or str(error))
+    server.start_io()
     return 0
+
+
+def _needs_pygls(name: str) -> int:
+    print(
+        f"flake8-detach: error: the language server needs pygls ({name}); "
+        "install it with: pip install 'flake8-detach[lsp]'",
+        file=sys.stderr,
+    )
+    return 2

@@ -12,7 +12,10 @@ while the user types.
 
 `initialize` is answered before the analysis is loaded: this module imports neither the engine
 nor libcst (a clean buffer never needs them), and a thread loads them once the client says
-`initialized`, while it opens its first files.
+`initialized`, while it opens its first files. `flake8-detach lsp` answers it even before this
+module (and pygls) is imported, while they load (fast_start.py): a feature or option registered
+here changes the answer, and tests/test_lsp_fast_start.py then asks for fast_start's
+description to be updated.
 """
 
 from __future__ import annotations
