@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from flake8_detach import cache as cache_module
 from flake8_detach.cache import SUBFOLDER, ResultsCache
 from flake8_detach.cli import check as check_module
 from flake8_detach.cli import main
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 REPO = Path(__file__).resolve().parent.parent
 HAZARDS = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\nw.cpu().detach()\n"
@@ -358,3 +362,128 @@ def test_stale_temporary_files_of_killed_runs_are_pruned_and_only_those(tmp_path
     os.utime(stale, (1_000_000, 1_000_000))
     cache.prune()
     assert not stale.exists() and fresh.exists()
+
+
+# Damaged entries: anything the cache would not have written is a miss, never a traceback.
+
+def _paths(value: object, at: tuple[object, ...] = ()) -> list[tuple[tuple[object, ...], object]]:
+    """Every place inside an entry, with what is there (the entry itself first)."""
+    found: list[tuple[tuple[object, ...], object]] = [(at, value)]
+    if isinstance(value, dict):
+        for name, item in value.items():
+            found += _paths(item, (*at, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*at, index))
+    return found
+
+
+def _wrong(at: tuple[object, ...], value: object) -> list[object]:
+    """Values no place ``at`` holding ``value`` accepts (None is offered only where it cannot be
+    right: not for text or lists, nor for a cell error's optional line, column or JSON line)."""
+    common: list[object] = [1.5, {}, float("nan")]
+    optional = at[:1] == ("cell_errors",) and len(at) == 3 and at[2] in (2, 3, 4)
+    if isinstance(value, bool):
+        return [*common, None, 1, "true"]
+    if isinstance(value, int):
+        return [*common, str(value), 10**30, -1 - value, True, [value], *([] if optional else [None])]
+    if isinstance(value, str):
+        return [*common, 0, [value], "\ud800"]
+    if value is None:
+        return [*common, [[]], -1]
+    assert isinstance(value, list)
+    return [*common, "x", 7, [*value, 0]]
+
+
+def _replaced(entry: object, at: tuple[object, ...], new: object) -> object:
+    if not at:
+        return new
+    copy = json.loads(json.dumps(entry))
+    place = copy
+    for step in at[:-1]:
+        place = place[step]
+    place[at[-1]] = new
+    return copy
+
+
+def _corruptions(entry: dict[str, object]) -> SearchStrategy[str]:
+    from hypothesis import strategies as st
+
+    text = json.dumps(entry)
+    places = [(at, value) for at, value in _paths(entry) if at]  # the whole entry: replaced below
+    replaced = st.sampled_from(places).flatmap(
+        lambda place: st.sampled_from(_wrong(*place)).map(lambda new: json.dumps(_replaced(entry, place[0], new))))
+    fields = sorted(entry)
+    dropped = st.sampled_from(fields).map(lambda name: json.dumps({k: v for k, v in entry.items() if k != name}))
+    other_key = st.just(json.dumps({**entry, "key": "0" * 40}))
+    extra = st.just(json.dumps({**entry, "extra": 1}))
+    truncated = st.integers(0, len(text) - 1).map(lambda end: text[:end])
+    wholesale = st.sampled_from(["null", "[]", "1", '"x"', "[" * 100_000, "\x00\xff", "{}", text + "x"])
+    nested = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+    random_diagnostics = st.lists(nested, min_size=1, max_size=3).map(
+        lambda items: json.dumps({**entry, "diagnostics": items}))
+    return st.one_of(replaced, dropped, other_key, extra, truncated, wholesale, random_diagnostics)
+
+
+def _entries(project: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[ResultsCache, str, Path, bytes]]:
+    from flake8_detach.settings import Settings
+
+    run(["bad.py", "train_across_cells.ipynb"], capsys)
+    cache = ResultsCache.open(project / "cache")
+    assert cache is not None
+    found = []
+    for name in ("bad.py", "train_across_cells.ipynb"):
+        data = (project / name).read_bytes()
+        key = cache.key(data, Path(name).suffix, Settings(), cache_module.MODE_CHECK)
+        entry = json.loads(cache._entry(key).read_text())
+        assert entry["diagnostics"], f"{name}: an entry with nothing to damage"
+        assert cache.get(key, name, data) is not None
+        found.append((cache, key, project / name, data))
+    return found
+
+
+def test_a_damaged_entry_is_always_a_miss(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    entries = _entries(project, capsys)  # a .py file's and a notebook's
+    originals = [cache._entry(key).read_text() for cache, key, _, _ in entries]
+    corruptions = [_corruptions(json.loads(original)) for original in originals]
+
+    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.data(), st.sampled_from(range(len(entries))))
+    def damaged_is_a_miss(draw: st.DataObject, which: int) -> None:
+        cache, key, path, data = entries[which]
+        text = draw.draw(corruptions[which])
+        cache._entry(key).write_text(text, encoding="utf-8", errors="surrogatepass")
+        try:
+            assert cache.get(key, path.name, data) is None, text[:300]
+        finally:
+            cache._entry(key).write_text(originals[which])
+
+    damaged_is_a_miss()
+    for cache, key, path, data in entries:
+        assert cache.get(key, path.name, data) is not None
+
+
+def test_check_over_damaged_entries_says_what_no_cache_says(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    entries = _entries(project, capsys)
+    names = [path.name for _, _, path, _ in entries]
+    uncached = run([*names, "--format", "json", "--no-cache"], capsys)
+    corruptions = [_corruptions(json.loads(cache._entry(key).read_text())) for cache, key, _, _ in entries]
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.data())
+    def same_output(draw: st.DataObject) -> None:
+        for (cache, key, _, _), corruption in zip(entries, corruptions):
+            text = draw.draw(corruption)
+            cache._entry(key).write_text(text, encoding="utf-8", errors="surrogatepass")
+        assert run([*names, "--format", "json"], capsys) == uncached
+
+    same_output()
