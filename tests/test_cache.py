@@ -8,7 +8,7 @@ import multiprocessing
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
@@ -443,6 +443,32 @@ def _entries(project: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[Re
     return found
 
 
+@pytest.mark.parametrize("damage", [
+    lambda e: e["diagnostics"][0].__setitem__(1, str(e["diagnostics"][0][1])),  # a line given as a string
+    lambda e: e["diagnostics"][0].__setitem__(0, None),  # a null code
+    lambda e: e["diagnostics"][0].__setitem__(0, "DET999"),  # a code the catalog does not know
+    lambda e: e["diagnostics"][0].__setitem__(3, "looks fine"),  # a message that is not the code's
+    lambda e: e["diagnostics"][0].__setitem__(1, 10**30),  # far past the file's last line
+    lambda e: e["diagnostics"][0].__setitem__(2, -1),
+    lambda e: e["diagnostics"][0].__setitem__(1, True),
+    lambda e: e["fixes"].pop(),  # fixes that do not match the diagnostics
+    lambda e: e.__setitem__("source", "print()\n"),  # a notebook's entry for a .py file
+    lambda e: e.__setitem__("key", "f" * 40),
+], ids=["string line", "null code", "unknown code", "foreign message", "huge line", "negative column",
+        "boolean line", "fixes short", "notebook source", "other key"])
+def test_the_damage_issue_22_names_is_a_miss(
+    project: Path, capsys: pytest.CaptureFixture[str], damage: Callable[[dict[str, Any]], object]
+) -> None:
+    uncached = run(["bad.py", "--no-cache"], capsys)
+    run(["bad.py"], capsys)
+    cache, key, data = _bad_entry(project)
+    entry = json.loads(cache._entry(key).read_text())
+    damage(entry)
+    cache._entry(key).write_text(json.dumps(entry))
+    assert cache.get(key, "bad.py", data) is None
+    assert run(["bad.py"], capsys) == uncached
+
+
 def test_a_damaged_entry_is_always_a_miss(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -451,7 +477,8 @@ def test_a_damaged_entry_is_always_a_miss(project: Path, capsys: pytest.CaptureF
     originals = [cache._entry(key).read_text() for cache, key, _, _ in entries]
     corruptions = [_corruptions(json.loads(original)) for original in originals]
 
-    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=True, database=None)
     @given(st.data(), st.sampled_from(range(len(entries))))
     def damaged_is_a_miss(draw: st.DataObject, which: int) -> None:
         cache, key, path, data = entries[which]
@@ -478,7 +505,8 @@ def test_check_over_damaged_entries_says_what_no_cache_says(
     uncached = run([*names, "--format", "json", "--no-cache"], capsys)
     corruptions = [_corruptions(json.loads(cache._entry(key).read_text())) for cache, key, _, _ in entries]
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=True, database=None)
     @given(st.data())
     def same_output(draw: st.DataObject) -> None:
         for (cache, key, _, _), corruption in zip(entries, corruptions):
