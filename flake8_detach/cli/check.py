@@ -188,7 +188,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     for index, (path, settings) in enumerate(jobs_list):
         data = read_for_cache(path)
         key = None if data is None else cache.key(data, path.suffix, settings, mode)
-        hit = None if key is None else cache.get(key, str(path))
+        hit = None if key is None else cache.get(key, str(path), data)
         if hit is not None and data is not None and hit.cells is None and hit.diagnostics:
             try:  # the formats quote a diagnostic's line; a .py file's source is its bytes, decoded again
                 hit.source = decode_source(data, str(path))

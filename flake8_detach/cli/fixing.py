@@ -76,7 +76,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
     data = read_for_cache(path)
     key = cache.key(data, path.suffix, settings, mode) if cache is not None and data is not None else None
     if cache is not None and key is not None:
-        hit = cache.get(key, str(path))
+        hit = cache.get(key, str(path), data)
         if hit is not None:
             if hit.cells is None and data is not None:
                 try:  # as check's hits: a .py file's source is its bytes, decoded again
