@@ -412,3 +412,20 @@ def test_a_malformed_cell_is_reported_and_the_rest_analysed(work: Path, capsys: 
     assert code == 2 and "not a valid cell" in err and "Traceback" not in err
     fixed = json.loads((work / "bad.ipynb").read_text())
     assert fixed["cells"][0] == cell and "".join(fixed["cells"][1]["source"]).endswith("w.detach().numpy()")
+
+
+def test_a_refused_fix_is_one_error_and_the_notebook_is_untouched(work: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from flake8_detach import fixer
+    from flake8_detach.notebooks import FixNotMappable
+
+    def refuse(*_: object) -> None:
+        raise FixNotMappable("the fix changed the IPython line 1 of cell 1 ('%ls') or the lines around it; not fixed")
+
+    monkeypatch.setattr(fixer, "split_cells", refuse)
+    text = notebook("%ls\n" + HAZARD_CELL)
+    (work / "moved.ipynb").write_text(text)
+    code, _, err = run(["fix", "moved.ipynb"], capsys)
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+    assert "moved.ipynb" in err and "the IPython line 1 of cell 1 ('%ls') or the lines around it; not fixed" in err
+    assert (work / "moved.ipynb").read_text() == text
