@@ -314,6 +314,10 @@ def assemble(
             line_map[next_line + offset] = (source.number, offset + 1)
         next_line += body.count("\n")
         parts.append(body)
+    if parts and parts[-1].rstrip("\r\n").endswith("\\"):
+        # libcst 1.9 drops the newline after a final comment ending in a backslash: a closing
+        # line keeps the module printable byte for byte (split_cells takes it out again).
+        parts.append(f"{_closing(marker)}\n")
     return NotebookModule(path, document or {}, raw, "".join(parts), sources, line_map, errors, marker)
 
 
@@ -332,6 +336,10 @@ def separator_marker(texts: Iterable[str]) -> str:
 
 def _separator(marker: str, index: int) -> str:
     return f"# {marker} {cell_number(index)}"
+
+
+def _closing(marker: str) -> str:
+    return f"# {marker} end"
 
 
 def _syntax_error(text: str, cell: int) -> CellError | None:
@@ -459,6 +467,11 @@ def split_cells(module: NotebookModule, fixed: str) -> dict[int, str]:
     :class:`FixNotMappable` (a fix that moved or re-indented an IPython line is not guessed at).
     """
     lines = fixed.splitlines(keepends=True)
+    closing = [number for number, line in enumerate(lines) if line.rstrip("\r\n") == _closing(module.marker)]
+    if len(closing) > 1:
+        raise FixNotMappable("the fix repeated the end of the last cell; not fixed")
+    if closing:  # anything a fix put after it belongs to the last cell
+        del lines[closing[0]]
     separators = {_separator(module.marker, cell.index): cell for cell in module.cells}
     found: dict[int, list[int]] = {}  # cell index -> the lines holding its separator
     for number, line in enumerate(lines):

@@ -118,10 +118,15 @@ HOSTILE_LINES = [
 ]
 # Control characters and line separators aside: a generated line stays one line.
 one_line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12)
+# A line of escapes, operators and words (no bracket, quote or backslash: it cannot swallow the
+# next lines), which may or may not be valid Python or IPython: a cell that does not parse is
+# left out and must come back unchanged.
+loose_line = st.text(st.sampled_from("%!?,;/=.#:~- \taxw1"), max_size=10)
 hostile_chunk = st.one_of(
     st.sampled_from(HOSTILE_LINES),
     one_line.map(lambda text: f"# {text}"),
     one_line.map(lambda text: "%" + text.rstrip("\\")),
+    loose_line,
     st.just("w = torch.ones(2, requires_grad=True)\nw.numpy()"),
 )
 hostile_cell = st.fixed_dictionaries({
@@ -139,7 +144,8 @@ def test_hostile_cell_text_changes_only_the_hazard_lines(cells: list[dict[str, A
     result = fix_notebook_data(raw.encode("utf-8"), "t.ipynb", unsafe=True)
     assert result.error is None
     fixed = json.loads(result.notebook_text) if result.notebook_text is not None else document
-    for before, after in zip(document["cells"], fixed["cells"]):
+    left_out = {error.cell for error in result.cell_errors}
+    for number, (before, after) in enumerate(zip(document["cells"], fixed["cells"]), start=1):
         old = "".join(before["source"]) if isinstance(before["source"], list) else before["source"]
         new = "".join(after["source"]) if isinstance(after["source"], list) else after["source"]
         old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
@@ -147,5 +153,8 @@ def test_hostile_cell_text_changes_only_the_hazard_lines(cells: list[dict[str, A
         for was, now in zip(old_lines, new_lines):
             assert now == was or (was.rstrip("\n"), now.rstrip("\n")) == ("w.numpy()", "w.detach().numpy()")
             assert was.endswith("\n") == now.endswith("\n")
-        if before["cell_type"] == "code" and not old.startswith("%%"):  # a `%%foo` cell is not Python
-            assert "w.numpy()" not in new.splitlines()  # every hazard was fixed
+        cell_magic = old.splitlines()[0].strip().startswith("%%") if old else False  # `%%foo`: not Python
+        if before["cell_type"] == "code" and not cell_magic and number not in left_out:
+            assert "w.numpy()" not in new.splitlines()  # every hazard of an analysed cell was fixed
+        elif number in left_out or cell_magic:
+            assert new == old

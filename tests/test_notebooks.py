@@ -429,3 +429,14 @@ def test_a_refused_fix_is_one_error_and_the_notebook_is_untouched(work: Path, ca
     assert code == 2 and "Traceback" not in err and err.count("\n") == 1
     assert "moved.ipynb" in err and "the IPython line 1 of cell 1 ('%ls') or the lines around it; not fixed" in err
     assert (work / "moved.ipynb").read_text() == text
+
+
+@pytest.mark.parametrize("ending", ["", "\n"])
+def test_a_last_cell_ending_in_a_comment_with_a_backslash_is_fixed(work: Path, capsys: pytest.CaptureFixture[str],
+                                                                   ending: str) -> None:
+    """Found by the hostile-text property: libcst drops the newline after a final `# ... \\` line."""
+    cell = HAZARD_CELL + "\n# see C:\\" + ending
+    (work / "end.ipynb").write_text(notebook("x = 1", cell))
+    assert run(["fix", "end.ipynb"], capsys) == (0, "1 fix applied in 1 file\n", "")
+    cells = ["".join(c["source"]) for c in json.loads((work / "end.ipynb").read_text())["cells"]]
+    assert cells == ["x = 1", cell.replace("w.numpy()", "w.detach().numpy()")]
