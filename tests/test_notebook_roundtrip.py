@@ -130,7 +130,8 @@ hostile_chunk = st.one_of(
     st.just("w = torch.ones(2, requires_grad=True)\nw.numpy()"),
 )
 hostile_cell = st.fixed_dictionaries({
-    "text": st.lists(hostile_chunk, min_size=1, max_size=6).map("\n".join),
+    "text": st.tuples(st.lists(hostile_chunk, min_size=1, max_size=6), st.sampled_from(["\n", "\r\n"])).map(
+        lambda chunks: "\n".join(chunks[0]).replace("\n", chunks[1])),  # LF or CRLF cells
     "as_list": st.booleans(),
     "final_newline": st.booleans(),
 })
@@ -151,8 +152,8 @@ def test_hostile_cell_text_changes_only_the_hazard_lines(cells: list[dict[str, A
         old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
         assert len(new_lines) == len(old_lines), (old, new)  # not a line lost or added
         for was, now in zip(old_lines, new_lines):
-            assert now == was or (was.rstrip("\n"), now.rstrip("\n")) == ("w.numpy()", "w.detach().numpy()")
-            assert was.endswith("\n") == now.endswith("\n")
+            assert now == was or (was.rstrip("\r\n"), now.rstrip("\r\n")) == ("w.numpy()", "w.detach().numpy()")
+            assert was[len(was.rstrip("\r\n")):] == now[len(now.rstrip("\r\n")):]  # the same line ending
         cell_magic = old.splitlines()[0].strip().startswith("%%") if old else False  # `%%foo`: not Python
         if before["cell_type"] == "code" and not cell_magic and number not in left_out:
             assert "w.numpy()" not in new.splitlines()  # every hazard of an analysed cell was fixed
