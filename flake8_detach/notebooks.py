@@ -43,6 +43,9 @@ CELL_MARKER = "flake8-detach:cell"
 # (ending in `\\`) takes the next lines with it.
 _IPYTHON_LINE = re.compile(r"^(?P<indent>[ \t]*)[!%?,;/]")
 _ASSIGNED_IPYTHON = re.compile(r"^(?P<indent>[ \t]*)(?P<target>[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*[!%]")
+# Where the logical-line scanner stops: outside a string, and in each kind of string.
+_LEXICAL = re.compile(r"""[#'"()\[\]{}\\]""")
+_STRING_END = {quote: re.compile(r"\\|" + quote) for quote in ("'", '"', "'''", '"""')}
 _HELP = re.compile(r"^(?P<indent>[ \t]*)[\w.\[\]()]+\?\??\s*$")
 
 
@@ -412,19 +415,20 @@ def _logical_line_starts(lines: list[str]) -> Iterable[bool]:
         continued = False
         index = 0
         while index < len(body):
-            char = body[index]
-            if quote is not None:
-                if char == "\\":
-                    index += 2
-                    if index > len(body):  # a backslash at the end of the line: the string goes on
-                        break
+            if quote is not None:  # in a string: to its end, a backslash escaping the next character
+                found = _STRING_END[quote].search(body, index)
+                if found is None:
+                    break
+                if found.group() == "\\":
+                    index = found.end() + 1  # past the end of the line: the string goes on
                     continue
-                if body.startswith(quote, index):
-                    index += len(quote)
-                    quote = None
-                    continue
-                index += 1
+                quote = None
+                index = found.end()
                 continue
+            found = _LEXICAL.search(body, index)
+            if found is None:
+                break
+            char, index = found.group(), found.start()
             if char == "#":
                 break
             if char in "'\"":
@@ -435,7 +439,7 @@ def _logical_line_starts(lines: list[str]) -> Iterable[bool]:
                 depth += 1
             elif char in ")]}":
                 depth = max(depth - 1, 0)
-            elif char == "\\" and index == len(body) - 1:
+            elif index == len(body) - 1:  # a backslash ending the line
                 continued = True
             index += 1
         if quote is not None and len(quote) == 1 and not body.endswith("\\"):
