@@ -181,7 +181,12 @@ def fix_notebook_data(data: bytes, name: str, settings: Settings = DEFAULT_SETTI
     result.cell_errors = list(notebook.cell_errors)
     if result.changed and result.error is None:
         old = {cell.index: cell.text for cell in notebook.cells}
-        new = {index: text for index, text in split_cells(notebook, result.source).items() if text != old[index]}
+        try:
+            cut = split_cells(notebook, result.source)
+        except NotebookError as error:  # the fix cannot be put back into the cells without a guess
+            return FixResult(notebook.source, original=notebook.source, error=str(error), cells=notebook.line_map,
+                             cell_errors=list(notebook.cell_errors))
+        new = {index: text for index, text in cut.items() if text != old[index]}
         result.cell_changes = {cell_number(index): (old[index], text) for index, text in new.items()}
         fixed = assemble(name, [(cell.index, new.get(cell.index, cell.text)) for cell in notebook.cells])
         result.cells = fixed.line_map if fixed.source == result.source else None

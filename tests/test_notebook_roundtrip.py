@@ -106,3 +106,56 @@ def test_a_notebook_with_nothing_to_fix_is_never_touched(cells: list[dict[str, A
         result = fix_file(path, unsafe=True)
         assert not result.changed
         assert path.read_bytes() == data and path.stat().st_mtime_ns == before
+
+
+# Cell text that must not fool the round trip: lines that look like the module's separators or
+# the masks of old, `%` and `!` where IPython does and does not take them as escapes, strings.
+HOSTILE_LINES = [
+    "# flake8-detach:cell 3", "#flake8-detach:ipython-abc", "#flake8-detach:ipython-7",
+    "# flake8-detach:cell~ 1", "# flake8-detach:cell 1", "%matplotlib inline", "!ls \\\n  -la",
+    "files = !ls", "total = (1\n% 2)", 's = """\n%not a magic\n# flake8-detach:cell 2\n"""', "pass", "",
+    "y = 2", "model?", "x = None",
+]
+# Control characters and line separators aside: a generated line stays one line.
+one_line = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12)
+# A line of escapes, operators and words (no bracket, quote or backslash: it cannot swallow the
+# next lines), which may or may not be valid Python or IPython: a cell that does not parse is
+# left out and must come back unchanged.
+loose_line = st.text(st.sampled_from("%!?,;/=.#:~- \taxw1"), max_size=10)
+hostile_chunk = st.one_of(
+    st.sampled_from(HOSTILE_LINES),
+    one_line.map(lambda text: f"# {text}"),
+    one_line.map(lambda text: "%" + text.rstrip("\\")),
+    loose_line,
+    st.just("w = torch.ones(2, requires_grad=True)\nw.numpy()"),
+)
+hostile_cell = st.fixed_dictionaries({
+    "text": st.tuples(st.lists(hostile_chunk, min_size=1, max_size=6), st.sampled_from(["\n", "\r\n"])).map(
+        lambda chunks: "\n".join(chunks[0]).replace("\n", chunks[1])),  # LF or CRLF cells
+    "as_list": st.booleans(),
+    "final_newline": st.booleans(),
+})
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells=st.lists(st.one_of(hostile_cell, markdown_cell), min_size=1, max_size=5), layout=layouts)
+def test_hostile_cell_text_changes_only_the_hazard_lines(cells: list[dict[str, Any]], layout: JsonLayout) -> None:
+    document = build(cells)
+    raw = serialise(document, layout)
+    result = fix_notebook_data(raw.encode("utf-8"), "t.ipynb", unsafe=True)
+    assert result.error is None
+    fixed = json.loads(result.notebook_text) if result.notebook_text is not None else document
+    left_out = {error.cell for error in result.cell_errors}
+    for number, (before, after) in enumerate(zip(document["cells"], fixed["cells"]), start=1):
+        old = "".join(before["source"]) if isinstance(before["source"], list) else before["source"]
+        new = "".join(after["source"]) if isinstance(after["source"], list) else after["source"]
+        old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+        assert len(new_lines) == len(old_lines), (old, new)  # not a line lost or added
+        for was, now in zip(old_lines, new_lines):
+            assert now == was or (was.rstrip("\r\n"), now.rstrip("\r\n")) == ("w.numpy()", "w.detach().numpy()")
+            assert was[len(was.rstrip("\r\n")):] == now[len(now.rstrip("\r\n")):]  # the same line ending
+        cell_magic = old.splitlines()[0].strip().startswith("%%") if old else False  # `%%foo`: not Python
+        if before["cell_type"] == "code" and not cell_magic and number not in left_out:
+            assert "w.numpy()" not in new.splitlines()  # every hazard of an analysed cell was fixed
+        elif number in left_out or cell_magic:
+            assert new == old
