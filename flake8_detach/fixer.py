@@ -239,6 +239,7 @@ def write_atomically(path: Path, data: bytes, snapshot: FileSnapshot | None = No
         if error.errno in (errno.ELOOP, errno.ENOENT):  # swapped for a symlink, renamed or deleted
             raise FixFileError(CHANGED_ON_DISK) from error
         raise
+    open_original = True
     try:
         status = os.fstat(original)
         if _identity(status) != snapshot.identity:
@@ -253,12 +254,17 @@ def write_atomically(path: Path, data: bytes, snapshot: FileSnapshot | None = No
                 stream.flush()
                 _copy_metadata(original, status, stream.fileno(), temporary)
                 os.fsync(stream.fileno())
-            # The last check, as close to the rename as it can be: the same file (by descriptor:
-            # not written, not touched) with the same bytes, still at its name.
-            if os.fstat(original).st_ctime_ns != status.st_ctime_ns or _read_all(original) != snapshot.data:
+            # The last checks, as close to the rename as they can be: the file read (by its
+            # descriptor) is unwritten and untouched (ctime: no chmod, chown or xattr change
+            # since its metadata was copied) and has the same bytes, and it is still at its name.
+            now = os.fstat(original)
+            if (_identity(now) != snapshot.identity or now.st_ctime_ns != status.st_ctime_ns
+                    or _read_all(original) != snapshot.data):
                 raise FixFileError(CHANGED_ON_DISK)
-            now = os.lstat(target)
-            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (status.st_dev, status.st_ino):
+            os.close(original)  # Windows renames nothing over a file held open
+            open_original = False
+            named = os.lstat(target)
+            if not stat.S_ISREG(named.st_mode) or (named.st_dev, named.st_ino) != (status.st_dev, status.st_ino):
                 raise FixFileError(CHANGED_ON_DISK)
             os.replace(temporary, target)
         except BaseException:
@@ -268,7 +274,8 @@ def write_atomically(path: Path, data: bytes, snapshot: FileSnapshot | None = No
                 pass
             raise
     finally:
-        os.close(original)
+        if open_original:
+            os.close(original)
 
 
 def _copy_metadata(source: int, status: os.stat_result, target: int, target_path: str) -> None:
