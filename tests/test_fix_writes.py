@@ -39,7 +39,7 @@ def _names(folder: Path) -> list[str]:
 
 # --- concurrent modification ------------------------------------------------------------
 
-def _edit_after_compute(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], None]) -> None:
+def _edit_after_compute(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], object]) -> None:
     """Run ``edit`` when the fix has been computed, before anything is written."""
     real = fixer.fix_source
 
@@ -465,3 +465,35 @@ def test_the_issue_scenario_fix_in_the_background_and_an_edit_saved_meanwhile(tm
     else:  # the edit landed before the read (fixed with it) or after the write (appended to the fix)
         fixed = body.replace(b".numpy()", b".detach().numpy()")
         assert process.returncode == 0 and after == fixed + edit, out + err
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "fixtures" / "notebooks" / "train_across_cells.ipynb"
+
+
+def test_a_notebook_changed_while_fixing_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notebooks take the same write path: saved from Jupyter meanwhile, the save is kept."""
+    path = tmp_path / "train.ipynb"
+    path.write_bytes(NOTEBOOK.read_bytes())
+    assert fix_file(path, write=False).changed  # there is something to fix
+    saved = NOTEBOOK.read_bytes().replace(b'"nbformat": 4', b'"nbformat": 4 ', 1)
+    assert saved != NOTEBOOK.read_bytes()
+    _edit_after_compute(monkeypatch, lambda: path.write_bytes(saved))
+    with pytest.raises(FixFileError, match=REFUSED):
+        fix_file(path)
+    assert path.read_bytes() == saved and _names(tmp_path) == ["train.ipynb"]
+
+
+def test_the_folder_rule_holds_in_worker_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "shared.py").write_bytes(SOURCE)
+    for index in range(20):  # enough files for worker processes
+        (project / f"m{index:02}.py").write_bytes(SOURCE)
+    (project / "linked.py").symlink_to(tmp_path / "shared.py")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["fix", "project", "--no-cache", "--jobs", "2"]) == 2
+    assert [line for line in capsys.readouterr().err.splitlines() if "linked.py" in line]
+    assert (tmp_path / "shared.py").read_bytes() == SOURCE
+    assert all((project / f"m{index:02}.py").read_bytes() == FIXED for index in range(20))
