@@ -324,6 +324,14 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
         return original(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    real_open = os.open  # fix reads a file it will write through a descriptor (its identity too)
+
+    def open_(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(file).resolve() == denied.resolve():
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
 
 
 @pytest.mark.parametrize("command", ["check", "fix"])

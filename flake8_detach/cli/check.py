@@ -248,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
     # Slots in command-line order: a report already made (stdin, a missing path) or a file to check.
     slots: list[FileReport | Path] = []
     seen: set[Path] = set()
+    folders: dict[Path, Path] = {}  # a walked file -> the folder named: --fix writes nothing outside it
     for raw in args.paths:
         if raw == "-":
             name = Path(args.stdin_filename)
@@ -262,10 +263,13 @@ def run(args: argparse.Namespace) -> int:
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))
             continue
+        walked = Path(raw).is_dir()
         for path in discover_files(args, raw, config):
             if path not in seen:
                 seen.add(path)
                 slots.append(path)
+                if walked:
+                    folders[path] = Path(raw)
     try:
         work = [(slot, resolver.for_path(slot).settings_for(slot)) for slot in slots if isinstance(slot, Path)]
     except ConfigError as error:
@@ -278,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
         from .fixing import fix_paths
 
         fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not args.diff, cache=cache, progress=bar.update,
-                          jobs=jobs)
+                          jobs=jobs, folders=folders)
         bar.close()
         if args.diff:
             return _report_diff(fixes, args.unsafe_fixes)

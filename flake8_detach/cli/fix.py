@@ -90,11 +90,15 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return _fix_stdin(args, resolver)
     work: list[tuple[Path, Settings]] = []
+    folders: dict[Path, Path] = {}  # a walked file -> the folder named: fix writes nothing outside it
     for raw in args.paths:
         if not Path(raw).exists():
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
+        walked = Path(raw).is_dir()
         for path in discover_files(args, raw, config):
+            if walked:
+                folders.setdefault(path, Path(raw))
             try:
                 work.append((path, resolver.for_path(path).settings_for(path)))
             except ConfigError as error:
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     cache = open_cache(args) if args.cache else None
     bar = progress_bar("fix", args)
     fixes = fix_paths(work, unsafe=args.unsafe_fixes, write=not dry_run, cache=cache, progress=bar.update,
-                      jobs=workers(args))
+                      jobs=workers(args), folders=folders)
     bar.close()
     for fix in fixes:
         _report_file(fix, args, messages, tally)

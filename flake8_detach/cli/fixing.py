@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -56,10 +56,12 @@ def fix_paths(
     cache: ResultsCache | None = None,
     progress: Progress | None = None,
     jobs: int = 1,
+    folders: Mapping[Path, Path] | None = None,
 ) -> list[FileFix]:
     """Fix each file with its settings, in order (in ``jobs`` processes when that pays off);
-    ``write=False`` changes nothing on disk."""
-    fix = functools.partial(_fix_job, unsafe=unsafe, write=write, cache=cache)
+    ``write=False`` changes nothing on disk. ``folders``: the folder given on the command line
+    that each walked file was found in; a symlink there to a file outside it is not written."""
+    fix = functools.partial(_fix_job, unsafe=unsafe, write=write, cache=cache, folders=folders or {})
     done = map_files(fix, work, jobs, progress)
     in_workers = jobs > 1 and len(work) >= PARALLEL_MIN_FILES  # their writes are not counted here
     if cache is not None and (cache.written or in_workers):
@@ -67,11 +69,13 @@ def fix_paths(
     return done
 
 
-def _fix_job(job: tuple[Path, Settings], *, unsafe: bool, write: bool, cache: ResultsCache | None) -> FileFix:
-    return _fix_one(job[0], job[1], unsafe=unsafe, write=write, cache=cache)
+def _fix_job(job: tuple[Path, Settings], *, unsafe: bool, write: bool, cache: ResultsCache | None,
+             folders: Mapping[Path, Path]) -> FileFix:
+    return _fix_one(job[0], job[1], unsafe=unsafe, write=write, cache=cache, folder=folders.get(job[0]))
 
 
-def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache: ResultsCache | None) -> FileFix:
+def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache: ResultsCache | None,
+             folder: Path | None = None) -> FileFix:
     mode = MODE_FIX_UNSAFE if unsafe else MODE_FIX
     data = read_for_cache(path)
     key = cache.key(data, path.suffix, settings, mode) if cache is not None and data is not None else None
@@ -86,7 +90,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
             return FileFix(hit)
     links = _link_count(path)
     try:
-        result = fix_file(path, settings, unsafe=unsafe, write=write, data=data)
+        result = fix_file(path, settings, unsafe=unsafe, write=write, data=data, folder=folder)
     except FixFileError as error:
         return FileFix(FileReport(str(path), error=str(error)), unreadable=True)
     settled = not result.remaining or not _fixable(result.remaining, unsafe)  # fixing again would change nothing
