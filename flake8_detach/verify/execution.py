@@ -242,7 +242,22 @@ def _raise_exit(signum: int, frame: Any) -> None:
 
 
 def _stop(process: subprocess.Popen[str], groups: set[int], reader: threading.Thread) -> None:
-    """Stop the runner and everything it started; nothing of it outlives this call."""
+    """Stop the runner and everything it started; nothing of it outlives this call.
+
+    Stop signals wait while it works (at most STOP_GRACE and a few seconds): a second Ctrl-C must
+    not leave the runner and its runs behind.
+    """
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in HANDLED_SIGNALS}
+    try:
+        _stop_runner(process, groups, reader)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _stop_runner(process: subprocess.Popen[str], groups: set[int], reader: threading.Thread) -> None:
     if process.poll() is None:
         with contextlib.suppress(OSError):
             process.terminate()  # the runner's handler kills its runs' groups and removes its scratch

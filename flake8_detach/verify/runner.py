@@ -372,14 +372,15 @@ def _read_available(fd: int, output: BoundedOutput) -> bool:
         output.feed(data)
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_group(pgid: int, leader_unreaped: bool) -> None:
+    """Kill the run's process group, and its leader by pid as well (should it not lead a group)."""
     killpg = getattr(os, "killpg", None)
-    if killpg is None:
+    if killpg is not None:
+        with contextlib.suppress(OSError):
+            killpg(pgid, signal.SIGKILL)
+    if leader_unreaped:
         with contextlib.suppress(OSError):
             os.kill(pgid, signal.SIGKILL)
-        return
-    with contextlib.suppress(OSError):
-        killpg(pgid, signal.SIGKILL)
 
 
 def _report_group(event: str, pgid: int) -> None:
@@ -397,6 +398,9 @@ class _Running:
 
 
 def _raise_exit(signum: int, frame: Any) -> None:
+    """The first stop signal ends the runner through its `finally` clauses; later ones cannot cut them short."""
+    for handled in HANDLED_SIGNALS:
+        signal.signal(handled, signal.SIG_IGN)
     raise SystemExit(128 + signum)
 
 
@@ -472,7 +476,8 @@ def serve(
                 _report_progress(results)
     finally:
         for pid, run in running.items():
-            _end(pid, run, reap=True)
+            with contextlib.suppress(Exception):
+                _end(pid, run, reap=True)
         if own_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
         else:
@@ -510,7 +515,7 @@ def _start(job: dict[str, Any], result_path: str, other_fds: list[int], limits: 
 
 def _end(pid: int, run: _Running, reap: bool) -> None:
     """Kill what is left of the run's process group, reap the child, keep the rest of its output."""
-    _kill_group(pid)
+    _kill_group(pid, leader_unreaped=reap)
     if reap:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
@@ -520,7 +525,8 @@ def _end(pid: int, run: _Running, reap: bool) -> None:
             continue
         if not _read_available(run.fd, run.output):
             break
-    os.close(run.fd)
+    with contextlib.suppress(OSError):  # already closed, if a signal cut the first _end of this run short
+        os.close(run.fd)
     _report_group("end", pid)
 
 
