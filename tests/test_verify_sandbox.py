@@ -117,6 +117,13 @@ def test_the_library_refuses_a_timeout_that_would_disable_it(value: float, tmp_p
         run_jobs([Job("x.py", "", "cpu", timeout=value)])
 
 
+def test_the_limits_parse_as_documented() -> None:
+    from flake8_detach.cli.verify import mebibytes, seconds
+
+    assert (seconds("0.5"), seconds("60")) == (0.5, 60.0)
+    assert (mebibytes("512"), mebibytes("none"), mebibytes("None")) == (512, None, None)
+
+
 def test_the_default_memory_limit_is_the_same_on_both_sides() -> None:
     assert verify_package.DEFAULT_MEMORY_LIMIT == runner.DEFAULT_MEMORY_LIMIT
 
