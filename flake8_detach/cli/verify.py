@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..verify import INSTALL_HINT
+from ..verify import DEFAULT_MEMORY_LIMIT, INSTALL_HINT
 from ..verify.devices import DEVICE_NAMES
 from .output import write_output_file
 from .progress import ProgressBar
@@ -42,12 +43,43 @@ def register(subparsers: Any, summary: str) -> None:
     parser.add_argument("--json", action="store_true", help="write the report as JSON (for CI)")
     parser.add_argument("--output-file", type=Path, help="write the report to this file instead of stdout")
     parser.add_argument("--jobs", type=int, default=2, help="runs executed at once (default: 2)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds one run may take (default: 60)")
+    parser.add_argument("--timeout", type=seconds, default=60.0, help="seconds one run may take (default: 60)")
+    parser.add_argument(
+        "--memory-limit",
+        type=mebibytes,
+        default=DEFAULT_MEMORY_LIMIT,
+        metavar="MIB",
+        help=f"MiB of data memory one run may use, or 'none' (default: {DEFAULT_MEMORY_LIMIT}; not applied on CUDA)",
+    )
     parser.add_argument("--hide-skipped", action="store_true", help="leave skipped rows out of the text table")
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it is shown only when stderr is a terminal)"
     )
     parser.set_defaults(func=run)
+
+
+def seconds(text: str) -> float:
+    """argparse type of --timeout: a finite number of seconds above 0 (nan, inf, 0 would disable or break it)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text!r}")
+    return value
+
+
+def mebibytes(text: str) -> int | None:
+    """argparse type of --memory-limit: a whole number of MiB above 0, or 'none'."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of MiB (or 'none'): {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of MiB above 0 (or 'none'), not {text!r}")
+    return value
 
 
 def missing_dependencies() -> list[str]:
@@ -95,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
 
     bar = ProgressBar("verify", enabled=False if args.no_progress else None)
     try:
-        report = verify(paths, args.devices, workers=max(1, args.jobs), timeout=args.timeout, progress=bar.update)
+        report = verify(paths, args.devices, workers=max(1, args.jobs), timeout=args.timeout, progress=bar.update,
+                        memory_limit=args.memory_limit)
     except RunnerError as error:
         bar.close()
         print(f"flake8-detach verify: error: {error}", file=sys.stderr)

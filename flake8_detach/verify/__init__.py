@@ -11,3 +11,6 @@ Nothing here is imported by the linter: torch and numpy stay out of the light co
 """
 
 INSTALL_HINT = "pip install 'flake8-detach[verify]'"
+# MiB of data memory one run may use by default (runner.DEFAULT_MEMORY_LIMIT: the runner, run by
+# path, cannot import this package; a test keeps the two equal). Here so the CLI need not import more.
+DEFAULT_MEMORY_LIMIT = 4096

@@ -6,8 +6,12 @@ job, see :mod:`.runner`), so the cost of importing torch is paid once, not once 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .runner import PROGRESS_MARKER
+from .runner import (
+    DEFAULT_MEMORY_LIMIT,
+    FILE_SIZE_LIMIT,
+    GROUP_MARKER,
+    HANDLED_SIGNALS,
+    PROGRESS_MARKER,
+)
 
 # Run by path: `-m flake8_detach.verify.runner` would import the package, and libcst with it.
 RUNNER = Path(__file__).with_name("runner.py")
@@ -94,15 +104,41 @@ class RunResult:
         )
 
 
-def run_jobs(jobs: list[Job], workers: int = 2, progress: Callable[[int, int], None] | None = None) -> list[RunResult]:
+# Seconds the runner is given to stop its runs and clean up after SIGTERM, before its group is killed.
+STOP_GRACE = 5.0
+
+
+def check_timeout(seconds: float) -> float:
+    """``seconds`` if it is a usable timeout (finite, above zero); ValueError otherwise."""
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"a timeout must be a finite number of seconds above 0, not {seconds!r}")
+    return float(seconds)
+
+
+def run_jobs(
+    jobs: list[Job],
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    file_size_limit: int = FILE_SIZE_LIMIT,
+) -> list[RunResult]:
     """Execute ``jobs`` in one runner subprocess; results in the same order.
 
-    ``progress(done, total)`` is called as the runner reports each finished job.
+    ``progress(done, total)`` is called as the runner reports each finished job. Each run is
+    limited to ``memory_limit`` MiB of data (None: no limit), its timeout in CPU time, and
+    ``file_size_limit`` bytes per file it writes; its output is kept in part (see runner.BoundedOutput).
     """
+    for job in jobs:
+        check_timeout(job.timeout)
+    if memory_limit is not None and memory_limit <= 0:
+        raise ValueError(f"a memory limit must be a positive number of MiB, not {memory_limit!r}")
     if not jobs:
         return []
+    scratch = tempfile.mkdtemp(prefix="flake8-detach-verify-")
     request = {
         "workers": workers,
+        "scratch": os.path.join(scratch, "runs"),
+        "limits": {"memory": memory_limit, "file_size": file_size_limit},
         "jobs": [
             {"filename": job.filename, "source": job.source, "device": job.device, "force_numpy": job.force_numpy, "timeout": job.timeout}
             for job in jobs
@@ -110,8 +146,7 @@ def run_jobs(jobs: list[Job], workers: int = 2, progress: Callable[[int, int], N
     }
     # Generous overall limit: every job's own timeout is enforced inside the runner.
     overall = 120 + sum(job.timeout for job in jobs) / max(1, workers)
-    handle, results_path = tempfile.mkstemp(prefix="flake8-detach-verify-", suffix=".json")
-    os.close(handle)
+    results_path = os.path.join(scratch, "results.json")
     try:
         returncode, stdout, stderr = _run_runner(results_path, json.dumps(request), overall, progress)
         if returncode != 0:
@@ -123,10 +158,7 @@ def run_jobs(jobs: list[Job], workers: int = 2, progress: Callable[[int, int], N
         except (OSError, ValueError) as error:
             raise RunnerError(f"the runner wrote no readable results: {error}") from error
     finally:
-        try:
-            os.unlink(results_path)
-        except OSError:
-            pass
+        shutil.rmtree(scratch, ignore_errors=True)
     if len(raw) != len(jobs):
         raise RunnerError(f"the runner returned {len(raw)} results for {len(jobs)} jobs")
     return [RunResult.from_json(item) for item in raw]
@@ -135,20 +167,27 @@ def run_jobs(jobs: list[Job], workers: int = 2, progress: Callable[[int, int], N
 def _run_runner(
     results_path: str, request: str, overall: float, progress: Callable[[int, int], None] | None
 ) -> tuple[int, str, str]:
-    """Run the runner; its progress lines go to ``progress``, the rest of stderr is kept."""
+    """Run the runner; its progress lines go to ``progress``, the rest of stderr is kept.
+
+    The runner leads a session of its own (a Ctrl-C at the terminal reaches this process only),
+    and whatever way this function is left (the runner done, its overall limit passed, SIGTERM,
+    SIGHUP or Ctrl-C here), the runner and every run it started are stopped before it returns.
+    """
     process = subprocess.Popen(
         [sys.executable, str(RUNNER), results_path],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=hasattr(os, "setsid"),
     )
     stdout_parts: list[str] = []
     stderr_lines: list[str] = []
+    groups: set[int] = set()  # the runs' process groups the runner reported open
 
     def feed() -> None:
         assert process.stdin is not None and process.stdout is not None
         try:
             process.stdin.write(request)
             process.stdin.close()
-        except BrokenPipeError:
+        except (BrokenPipeError, ValueError):
             pass
         stdout_parts.append(process.stdout.read())
 
@@ -159,6 +198,9 @@ def _run_runner(
                 done, _, total = line.split()[-1].partition("/")
                 if progress is not None:
                     progress(int(done), int(total))
+            elif line.startswith(GROUP_MARKER):
+                _, event, pgid = line.split()
+                (groups.add if event == "start" else groups.discard)(int(pgid))
             else:
                 stderr_lines.append(line)
 
@@ -166,14 +208,74 @@ def _run_runner(
     for thread in threads:
         thread.start()
     try:
-        returncode = process.wait(timeout=overall)
-    except subprocess.TimeoutExpired as error:
-        process.kill()
-        process.wait()
-        raise RunnerError(f"the runner did not finish within {overall:.0f} s") from error
+        with _signals_exit():
+            try:
+                returncode = process.wait(timeout=overall)
+            except subprocess.TimeoutExpired as error:
+                raise RunnerError(f"the runner did not finish within {overall:.0f} s") from error
+    finally:
+        _stop(process, groups, threads[1])
     for thread in threads:
         thread.join(timeout=10)
     return returncode, "".join(stdout_parts), "".join(stderr_lines)
+
+
+@contextlib.contextmanager
+def _signals_exit() -> Any:
+    """SIGTERM and SIGHUP raise SystemExit here (in the main thread), so `finally` clauses run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for signum in HANDLED_SIGNALS:
+        if signum != signal.SIGINT:  # Ctrl-C already raises KeyboardInterrupt
+            previous[signum] = signal.signal(signum, _raise_exit)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _raise_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _stop(process: subprocess.Popen[str], groups: set[int], reader: threading.Thread) -> None:
+    """Stop the runner and everything it started; nothing of it outlives this call.
+
+    Stop signals wait while it works (at most STOP_GRACE and a few seconds): a second Ctrl-C must
+    not leave the runner and its runs behind.
+    """
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in HANDLED_SIGNALS}
+    try:
+        _stop_runner(process, groups, reader)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _stop_runner(process: subprocess.Popen[str], groups: set[int], reader: threading.Thread) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            process.terminate()  # the runner's handler kills its runs' groups and removes its scratch
+        try:
+            process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+    if process.poll() is not None:
+        reader.join(timeout=2)  # the runner's last lines say which groups it closed itself
+    killpg = getattr(os, "killpg", None)
+    for pgid in [process.pid, *sorted(groups)]:
+        if killpg is not None:
+            with contextlib.suppress(OSError):
+                killpg(pgid, signal.SIGKILL)
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            process.kill()
+    process.wait()
 
 
 def _first_sentence(text: str) -> str:

@@ -33,8 +33,9 @@ from .checks import (
     variants_needed,
 )
 from .devices import CudaStatus, DeviceLeg, plan_devices, probe_cuda
-from .execution import Job, RunResult, run_jobs
+from .execution import Job, RunResult, check_timeout, run_jobs
 from .fixtures import Fixture, discover_fixtures
+from .runner import DEFAULT_MEMORY_LIMIT
 
 NOTEBOOK_SKIP_REASON = (
     "a notebook: verify runs .py fixtures (with their `# expect:` claims); check and fix read notebooks"
@@ -90,7 +91,10 @@ def verify(
     timeout: float = 60.0,
     settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> VerifyReport:
+    """Verify the fixtures under ``paths``; ``timeout`` (seconds) and ``memory_limit`` (MiB, None: none) bound each run."""
+    check_timeout(timeout)
     started = time.perf_counter()
     settings = settings or Settings()
     cuda = probe_cuda()
@@ -128,7 +132,7 @@ def verify(
     # Notebooks are linted and fixed like .py files, but their cells are not fixtures: say so.
     for notebook in (path for path in discover(paths) if path.suffix == ".ipynb"):
         rows.append(Row(notebook.name, str(notebook), "-", SKIPPED, "", NOTEBOOK_SKIP_REASON))
-    results = run_jobs(jobs, workers, progress)
+    results = run_jobs(jobs, workers, progress, memory_limit)
     for row_index, fixture, leg, indices in pending:
         runs = Runs(**{variant: results[index] for variant, index in indices.items()})
         rows[row_index] = judge(fixture, leg, fixes.get(fixture.path), runs)

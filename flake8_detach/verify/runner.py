@@ -19,10 +19,13 @@ and which ``grad_fn`` it carries: how DET102 is observed).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import math
 import os
 import random
 import re
+import select
 import shutil
 import signal
 import sys
@@ -34,7 +37,7 @@ from typing import Any
 
 MAX_ITEMS = 64  # list/tuple elements kept per value
 MAX_ELEMENTS = 4096  # tensor/array elements kept per value
-OUTPUT_TAIL = 2000  # characters of a run's stdout/stderr kept
+OUTPUT_TAIL = 2000  # characters of a run's traceback kept; of its stdout/stderr, the first and last half of it
 # Lines on stderr that count finished jobs (filtered out of any error message).
 PROGRESS_MARKER = "flake8-detach-verify-progress"
 
@@ -231,23 +234,174 @@ def _globals_picture(namespace: dict[str, Any]) -> dict[str, Any]:
     return pictures
 
 
-def _child(job: dict[str, Any], result_path: str, output_path: str) -> None:
-    """Body of a forked child: capture its output, run the job, write the result file."""
-    with open(output_path, "w", encoding="utf-8") as output:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(output.fileno(), 1)
-        os.dup2(output.fileno(), 2)
+def _child(job: dict[str, Any], result_path: str, output_fd: int, limits: dict[str, Any]) -> None:
+    """Body of a forked child: send its output to the pipe, apply the limits, run the job, write the result."""
+    for signum in HANDLED_SIGNALS:  # the runner's clean-up handlers are not this run's
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
+    memory = apply_limits(limits, job)
     try:
         result = execute(job)
     except BaseException as error:  # noqa: BLE001 - a harness failure must still produce a result
         result = {"outcome": "crashed", "exception": {"type": type(error).__name__, "message": str(error), "line": None}}
+    _name_memory_limit(result, memory)
     with contextlib.suppress(Exception):  # the fixture may have closed them
         sys.stdout.flush()
         sys.stderr.flush()
+    lift_file_size_limit()
     with open(result_path + ".tmp", "w", encoding="utf-8") as stream:
         json.dump(result, stream)
     os.replace(result_path + ".tmp", result_path)
+
+
+# --- the sandbox: limits, output, process groups ---------------------------------------------------
+
+DEFAULT_MEMORY_LIMIT = 4096  # MiB of data (heap, anonymous mappings) one run may use; torch itself needs about 250
+FILE_SIZE_LIMIT = 256 * 2**20  # bytes: the largest file a run may write
+CPU_MARGIN = 2  # seconds of CPU time beyond the run's timeout (the wall-clock timeout normally ends it first)
+HANDLED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+# Lines on stderr naming a run's process group as it starts and as it is gone: the parent kills the
+# groups still open if it has to stop the runner the hard way.
+GROUP_MARKER = "flake8-detach-verify-group"
+
+try:
+    import resource
+except ImportError:  # not on Windows (which has no fork: the runner does not run there anyway)
+    resource = None  # type: ignore[assignment]
+
+
+def apply_limits(limits: dict[str, Any], job: dict[str, Any]) -> int | None:
+    """Limit this process (and what it starts): data memory, CPU time, file size. The memory limit set, in MiB.
+
+    The memory limit is RLIMIT_DATA (the address space limit, RLIMIT_AS, would count the large
+    areas torch and CUDA reserve without using). It is not applied to CUDA runs: the CUDA driver's
+    own mappings were not measured against it.
+    """
+    if resource is None:
+        return None
+    memory = limits.get("memory")
+    applied = None
+    kind = getattr(resource, "RLIMIT_DATA", None) or getattr(resource, "RLIMIT_AS", None)
+    cuda = str(job.get("device", "")).startswith("cuda")
+    if memory and kind is not None and not cuda and _set_limit(kind, int(memory) * 2**20, int(memory) * 2**20):
+        applied = int(memory)
+    timeout = float(job.get("timeout", 60))
+    cpu = math.ceil(timeout) + CPU_MARGIN
+    _set_limit(getattr(resource, "RLIMIT_CPU", None), cpu, cpu + 1)
+    file_size = limits.get("file_size", FILE_SIZE_LIMIT)
+    if file_size and hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit raises OSError (EFBIG) instead
+        _set_limit(getattr(resource, "RLIMIT_FSIZE", None), int(file_size), None)
+    return applied
+
+
+def lift_file_size_limit() -> None:
+    """The result file is the harness's, not the run's: let it be written whatever its size."""
+    kind = getattr(resource, "RLIMIT_FSIZE", None) if resource is not None else None
+    if kind is not None:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(kind, (resource.getrlimit(kind)[1], resource.getrlimit(kind)[1]))
+
+
+def _set_limit(kind: int | None, soft: int, hard: int | None) -> bool:
+    """Lower a limit (never raise one above what this process was given)."""
+    if kind is None or resource is None:
+        return False
+    current_hard = resource.getrlimit(kind)[1]
+
+    def lower(value: int, current: int) -> int:
+        return value if current == resource.RLIM_INFINITY else min(value, current)
+
+    new_hard = current_hard if hard is None else lower(hard, current_hard)
+    new_soft = lower(soft, current_hard if new_hard == resource.RLIM_INFINITY else new_hard)
+    try:
+        resource.setrlimit(kind, (new_soft, new_hard))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _name_memory_limit(result: dict[str, Any], memory: int | None) -> None:
+    """An allocation refused under the memory limit says so, in the words the report shows first."""
+    exception = result.get("exception") or {}
+    message = str(exception.get("message", ""))
+    if memory and (exception.get("type") == "MemoryError" or "can't allocate memory" in message):
+        exception["message"] = f"out of memory under the run's limit of {memory} MiB (--memory-limit); {message}"
+
+
+class BoundedOutput:
+    """What a run wrote to stdout/stderr, in constant memory: its start and its end, and how much was dropped."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.keep:
+            self.head += data[: self.keep - len(self.head)]
+        self.tail = (self.tail + data[-self.keep :])[-self.keep :]
+
+    def text(self) -> str:
+        if self.total <= self.keep:
+            return self.head.decode("utf-8", "replace")
+        half = self.keep // 2
+        head, tail = bytes(self.head[:half]), bytes(self.tail[-half:])
+        dropped = self.total - len(head) - len(tail)
+        note = f"\n[... output truncated: {dropped} bytes]\n"
+        return head.decode("utf-8", "replace") + note + tail.decode("utf-8", "replace")
+
+
+def _read_available(fd: int, output: BoundedOutput) -> bool:
+    """Read what the pipe holds now; False at end of file."""
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        output.feed(data)
+
+
+def _kill_group(pgid: int, leader_unreaped: bool) -> None:
+    """Kill the run's process group, and its leader by pid as well (should it not lead a group)."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is not None:
+        with contextlib.suppress(OSError):
+            killpg(pgid, signal.SIGKILL)
+    if leader_unreaped:
+        with contextlib.suppress(OSError):
+            os.kill(pgid, signal.SIGKILL)
+
+
+def _report_group(event: str, pgid: int) -> None:
+    sys.stderr.write(f"{GROUP_MARKER} {event} {pgid}\n")
+    sys.stderr.flush()
+
+
+@dataclasses.dataclass
+class _Running:
+    index: int
+    started: float
+    deadline: float
+    fd: int
+    output: BoundedOutput
+
+
+def _raise_exit(signum: int, frame: Any) -> None:
+    """The first stop signal ends the runner through its `finally` clauses; later ones cannot cut them short."""
+    for handled in HANDLED_SIGNALS:
+        signal.signal(handled, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
 
 
 # Slow to import, imported by fixtures, and safe to import before a fork (no threads started):
@@ -280,52 +434,100 @@ def _warm_up(jobs: list[dict[str, Any]]) -> None:
                 importlib.import_module(name)
 
 
-def serve(jobs: list[dict[str, Any]], workers: int) -> list[dict[str, Any]]:
-    """Run every job in a forked child, at most ``workers`` at a time; results in job order."""
-    _warm_up(jobs)
+def serve(
+    jobs: list[dict[str, Any]], workers: int, scratch: str | None = None, limits: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Run every job in a forked child, at most ``workers`` at a time; results in job order.
+
+    Each child leads its own process group, which is killed when the run ends (processes it
+    started and left behind included), at its timeout, and when the runner stops for any reason.
+    """
+    limits = {"memory": DEFAULT_MEMORY_LIMIT, "file_size": FILE_SIZE_LIMIT} if limits is None else limits
     results: list[dict[str, Any] | None] = [None] * len(jobs)
-    scratch = tempfile.mkdtemp(prefix="flake8-detach-verify-")
+    own_scratch = scratch is None
+    scratch = tempfile.mkdtemp(prefix="flake8-detach-verify-") if scratch is None else scratch
+    os.makedirs(scratch, exist_ok=True)
     pending = list(range(len(jobs)))
-    running: dict[int, tuple[int, float, float]] = {}  # pid -> (job index, start, deadline)
-    while pending or running:
-        while pending and len(running) < max(1, workers):
-            index = pending.pop(0)
-            job = jobs[index]
-            result_path = os.path.join(scratch, f"{index}.json")
-            output_path = os.path.join(scratch, f"{index}.out")
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    _child(job, result_path, output_path)
-                finally:
-                    os._exit(0)
-            started = time.monotonic()
-            running[pid] = (index, started, started + float(job.get("timeout", 60)))
-        pid, status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
+    running: dict[int, _Running] = {}  # pid (= process group) -> the run
+    try:
+        _warm_up(jobs)
+        while pending or running:
+            while pending and len(running) < max(1, workers):
+                index = pending.pop(0)
+                pid, fd = _start(jobs[index], os.path.join(scratch, f"{index}.json"), [run.fd for run in running.values()], limits)
+                started = time.monotonic()
+                running[pid] = _Running(index, started, started + float(jobs[index].get("timeout", 60)), fd, BoundedOutput(OUTPUT_TAIL))
+            ready = select.select([run.fd for run in running.values()], [], [], 0.01)[0] if running else []
+            for pid, run in running.items():
+                if run.fd in ready:
+                    _read_available(run.fd, run.output)
             now = time.monotonic()
-            for child, (index, started, deadline) in list(running.items()):
-                if now > deadline:
-                    os.kill(child, signal.SIGKILL)
-                    os.waitpid(child, 0)
-                    del running[child]
-                    results[index] = {
-                        "outcome": "timeout",
-                        "exception": None,
-                        "seconds": round(now - started, 2),
-                        "output": _read_tail(os.path.join(scratch, f"{index}.out")),
-                    }
-            time.sleep(0.005)
-            continue
-        if pid not in running:
-            continue
-        index, started, _ = running.pop(pid)
-        results[index] = _collect(scratch, index, status)
-        _report_progress(results)
-    shutil.rmtree(scratch, ignore_errors=True)
+            for pid, run in list(running.items()):
+                finished, status = os.waitpid(pid, os.WNOHANG)
+                if finished == 0 and now <= run.deadline:
+                    continue
+                _end(pid, run, reap=finished == 0)
+                del running[pid]
+                if finished == 0:
+                    results[run.index] = {"outcome": "timeout", "exception": None, "seconds": round(now - run.started, 2)}
+                else:
+                    results[run.index] = _collect(scratch, run.index, status)
+                results[run.index]["output"] = run.output.text()  # type: ignore[index]
+                _report_progress(results)
+    finally:
+        for pid, run in running.items():
+            with contextlib.suppress(Exception):
+                _end(pid, run, reap=True)
+        if own_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            for index in range(len(jobs)):
+                for suffix in (".json", ".json.tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(scratch, f"{index}{suffix}"))
     return [result if result is not None else {"outcome": "crashed", "exception": None} for result in results]
+
+
+def _start(job: dict[str, Any], result_path: str, other_fds: list[int], limits: dict[str, Any]) -> tuple[int, int]:
+    """Fork the child of one job, in a process group of its own; its pid and the pipe its output comes through."""
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)
+            os.close(read_fd)
+            for fd in other_fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            _child(job, result_path, write_fd, limits)
+        finally:
+            os._exit(0)
+    with contextlib.suppress(OSError):  # both sides set it: whichever runs first, no window without it
+        os.setpgid(pid, pid)
+    _report_group("start", pid)
+    os.close(write_fd)
+    os.set_blocking(read_fd, False)
+    return pid, read_fd
+
+
+def _end(pid: int, run: _Running, reap: bool) -> None:
+    """Kill what is left of the run's process group, reap the child, keep the rest of its output."""
+    _kill_group(pid, leader_unreaped=reap)
+    if reap:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:  # the group is dead: the pipe ends once the kernel has closed its ends
+        if not select.select([run.fd], [], [], 0.1)[0]:
+            continue
+        if not _read_available(run.fd, run.output):
+            break
+    with contextlib.suppress(OSError):  # already closed, if a signal cut the first _end of this run short
+        os.close(run.fd)
+    _report_group("end", pid)
 
 
 def _report_progress(results: list[dict[str, Any] | None]) -> None:
@@ -337,23 +539,23 @@ def _report_progress(results: list[dict[str, Any] | None]) -> None:
 
 def _collect(scratch: str, index: int, status: int) -> dict[str, Any]:
     result_path = os.path.join(scratch, f"{index}.json")
-    output = _read_tail(os.path.join(scratch, f"{index}.out"))
     try:
         with open(result_path, encoding="utf-8") as stream:
             result: dict[str, Any] = json.load(stream)
     except (OSError, ValueError):
-        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit status {os.WEXITSTATUS(status)}"
-        result = {"outcome": "crashed", "exception": {"type": "crash", "message": f"the run died ({how})", "line": None}}
-    result["output"] = output
+        result = {"outcome": "crashed", "exception": {"type": "crash", "message": f"the run died ({_how(status)})", "line": None}}
     return result
 
 
-def _read_tail(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            return stream.read()[-OUTPUT_TAIL:]
-    except OSError:
-        return ""
+def _how(status: int) -> str:
+    if not os.WIFSIGNALED(status):
+        return f"exit status {os.WEXITSTATUS(status)}"
+    signum = os.WTERMSIG(status)
+    if signum == getattr(signal, "SIGXCPU", None):
+        return f"signal {signum}: over its CPU time limit"
+    if signum == signal.SIGKILL:
+        return f"signal {signum}: killed, maybe for lack of memory"
+    return f"signal {signum}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,8 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     # find this package's modules.
     here = Path(__file__).resolve().parent
     sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
+    for signum in HANDLED_SIGNALS:  # stop as an exit does: `finally` kills the runs and removes the scratch
+        signal.signal(signum, _raise_exit)
     request = json.load(sys.stdin)
-    results = serve(request["jobs"], int(request.get("workers", 2)))
+    results = serve(request["jobs"], int(request.get("workers", 2)), request.get("scratch"), request.get("limits"))
     with open(arguments[0], "w", encoding="utf-8") as stream:
         json.dump(results, stream)
     return 0
