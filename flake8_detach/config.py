@@ -218,6 +218,8 @@ def _read_pyproject_table(path: Path) -> dict[str, object] | None:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(None, f"invalid TOML: {error}", str(path)) from error
+    except RecursionError as error:  # tomllib recurses per nesting level: [[[[...]]]] overflows it
+        raise ConfigError(None, "invalid TOML: nested too deeply to parse", str(path)) from error
     tool = document.get("tool", {})
     table = tool.get(SECTION) if isinstance(tool, dict) else None
     if table is None:
@@ -348,6 +350,14 @@ class ConfigResolver:
 
     def for_path(self, path: Path) -> Config:
         folder = path.absolute().parent
+        config = self._by_folder.get(folder)
+        if config is None:
+            config = self._by_folder[folder] = self.overrides(self._discover(folder))
+        return config
+
+    def for_folder(self, folder: Path) -> Config:
+        """The config of ``folder`` itself (the one a run starts in), from the same cache."""
+        folder = folder.absolute()
         config = self._by_folder.get(folder)
         if config is None:
             config = self._by_folder[folder] = self.overrides(self._discover(folder))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -40,6 +41,11 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 # What a folder walk looks at: Python files and Jupyter notebooks (their code cells).
 SOURCE_SUFFIXES = (".py", ".ipynb")
+
+# The largest Python file read (notebooks have their own bound, notebooks.MAX_NOTEBOOK_BYTES): a
+# bigger one is generated data, and reading it whole could exhaust the memory.
+MAX_SOURCE_BYTES = 10 * 1024 * 1024
+NOT_REGULAR = "not a regular file"
 
 
 class SourceError(Exception):
@@ -199,17 +205,91 @@ def decode_source(data: bytes, display_name: str = "<source>") -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_source(path: Path) -> str:
-    """Read and decode a Python file; :class:`SourceError` (one line) when that is impossible."""
+def size_limit(path: Path) -> int:
+    """The most bytes read from ``path``: the notebooks' bound for `.ipynb`, else a Python file's."""
+    if path.suffix == ".ipynb":
+        from .notebooks import MAX_NOTEBOOK_BYTES
+
+        return MAX_NOTEBOOK_BYTES
+    return MAX_SOURCE_BYTES
+
+
+def too_large(path: Path, size: int, limit: int | None = None) -> str:
+    """The one line that says why a file of ``size`` bytes is not read."""
+    limit = size_limit(path) if limit is None else limit
+    if path.suffix == ".ipynb":
+        return (f"the notebook is {size / 2**20:.0f} MB; flake8-detach reads notebooks up to "
+                f"{limit / 2**20:.0f} MB (clear the outputs to check it)")
+    return (f"the file is {size / 2**20:.0f} MB; flake8-detach reads Python files up to "
+            f"{limit / 2**20:.0f} MB (exclude it)")
+
+
+def unreadable(path: Path) -> str | None:
+    """Why ``path`` will not be read, without opening it: not a regular file (a FIFO, a device,
+    a socket, a folder), too large, or gone; None when it is a regular file within the bound."""
     try:
-        data = path.read_bytes()
+        info = path.stat()
+    except FileNotFoundError:
+        return "no such file or directory"
+    except OSError as error:
+        return f"cannot read: {error.strerror or error}"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(info.st_mode):
+        return NOT_REGULAR
+    if info.st_size > size_limit(path):
+        return too_large(path, info.st_size)
+    return None
+
+
+def read_file_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (default: :func:`size_limit`).
+
+    Opened without blocking (a FIFO's open would wait for a writer) and checked on the open
+    descriptor, so a FIFO, a device such as /dev/zero, or a file swapped for one after a walk
+    found it is refused in one line instead of hanging or reading until memory runs out.
+    :class:`SourceError` says why.
+    """
+    limit = size_limit(path) if limit is None else limit
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
     except FileNotFoundError as error:
         raise SourceError("no such file or directory") from error
     except IsADirectoryError as error:
         raise SourceError("is a directory") from error
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from error
-    return decode_source(data, str(path))
+    try:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError("is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(NOT_REGULAR)
+        if info.st_size > limit:
+            raise SourceError(too_large(path, info.st_size, limit))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # to the end, but never past the bound (a file that grows as it is read)
+            chunk = os.read(descriptor, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SourceError(too_large(path, size, limit))
+        return b"".join(chunks)
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from error
+    finally:
+        os.close(descriptor)
+
+
+def read_source(path: Path) -> str:
+    """Read and decode a Python file; :class:`SourceError` (one line) when that is impossible."""
+    return decode_source(read_file_bytes(path), str(path))
 
 
 def _first_line(error: BaseException) -> str:

@@ -233,10 +233,13 @@ def fix_file(
     file = Path(path)
     if file.suffix == ".ipynb":
         return fix_notebook(file, settings, unsafe=unsafe, write=write, data=data)
-    try:
-        data = file.read_bytes() if data is None else data
-    except OSError as error:
-        raise FixFileError(f"cannot read: {error.strerror or error}") from error
+    if data is None:
+        from .files import SourceError, read_file_bytes  # a regular file within the size bound only
+
+        try:
+            data = read_file_bytes(file)
+        except SourceError as error:
+            raise FixFileError(str(error)) from error
     text, encoding = read_python_bytes(data)
     result = fix_source(text, settings, unsafe=unsafe)
     if write and result.changed and result.error is None:

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..config import Config, ConfigError, ConfigResolver, discover_config
+from ..config import ConfigError, ConfigResolver
 from ..diagnostics import AnalysisError
 from ..files import SourceError, decode_source, read_source
 from ..notebooks import (
@@ -49,6 +49,7 @@ from .selection import (
     add_selection_options,
     command_line_overrides,
     discover_files,
+    screen,
     workers,
 )
 
@@ -86,11 +87,6 @@ def register(subparsers: Any, summary: str) -> None:
     add_progress_option(parser)
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
     parser.set_defaults(func=run)
-
-
-def load_config(args: argparse.Namespace) -> Config:
-    """The config of the folder the run starts in: it decides which files are found."""
-    return command_line_overrides(args)(discover_config(Path.cwd(), args.config))
 
 
 def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
@@ -231,15 +227,17 @@ def _check_job(job: Job) -> FileReport:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
+    # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor. The folder the
+    # run starts in (whose config decides which files are found) comes from the same cache: each
+    # config file is read once per run.
+    resolver = ConfigResolver(args.config, command_line_overrides(args))
     try:
-        config = load_config(args)
+        config = resolver.for_folder(Path.cwd())
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
     jobs = workers(args)
-    # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
-    # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor.
-    resolver = ConfigResolver(args.config, command_line_overrides(args))
     fixing = args.fix or args.diff
     if fixing and "-" in args.paths:
         print("flake8-detach: error: check --fix does not read standard input; use `flake8-detach fix -`",
@@ -262,10 +260,17 @@ def run(args: argparse.Namespace) -> int:
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))
             continue
+        named = not Path(raw).is_dir()
         for path in discover_files(args, raw, config):
             if path not in seen:
                 seen.add(path)
-                slots.append(path)
+                refused = screen(path, named)
+                if refused is None:
+                    slots.append(path)
+                elif refused[0] == "skipped":
+                    slots.append(FileReport(str(path), skipped=refused[1]))
+                else:
+                    slots.append(FileReport(str(path), error=refused[1]))
     try:
         work = [(slot, resolver.for_path(slot).settings_for(slot)) for slot in slots if isinstance(slot, Path)]
     except ConfigError as error:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import ConfigError, ConfigResolver, discover_config
+from ..config import ConfigError, ConfigResolver
 from ..files import SourceError, decode_source
 from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
@@ -28,6 +28,7 @@ from .selection import (
     add_selection_options,
     command_line_overrides,
     discover_files,
+    screen,
     workers,
 )
 
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     # the config of its nearest configured folder, as `check` and the editor resolve it.
     resolver = ConfigResolver(args.config, override)
     try:
-        config = override(discover_config(Path.cwd(), args.config))
+        config = resolver.for_folder(Path.cwd())  # from the resolver's cache: read once per run
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
@@ -94,7 +95,15 @@ def run(args: argparse.Namespace) -> int:
         if not Path(raw).exists():
             tally.errors.append(f"{raw}: error: no such file or directory")
             continue
+        named = not Path(raw).is_dir()
         for path in discover_files(args, raw, config):
+            refused = screen(path, named)
+            if refused is not None:
+                if refused[0] == "skipped":
+                    print(f"{path}: {refused[1]}", file=sys.stderr)
+                else:
+                    tally.errors.append(f"{path}: error: {refused[1]}")
+                continue
             try:
                 work.append((path, resolver.for_path(path).settings_for(path)))
             except ConfigError as error:
