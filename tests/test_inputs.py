@@ -4,9 +4,11 @@ read once per run. Each case that could hang runs in a subprocess with a timeout
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,97 @@ def test_the_config_is_read_once_for_a_tree_of_folders(tmp_path: Path, monkeypat
         assert cli.main([command, "--no-cache", "."]) in (0, 1)
         capsys.readouterr()
     assert sorted(reads) == [tmp_path / "pyproject.toml", tmp_path / "setup.cfg"]
+
+
+# --- item 13: file names that are not UTF-8, in every format and in --output-file ---------------
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the file system must accept any bytes in a name")
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_name_that_is_not_utf8_is_written_in_every_format(tmp_path: Path, fmt: str) -> None:
+    name = b"bad\xff.py"
+    with open(os.path.join(os.fsencode(tmp_path), name), "wb") as stream:
+        stream.write(HAZARD.encode())
+    (tmp_path / "report").write_text("the previous report\n")
+    env_utf8 = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}  # stdout errors: strict
+    env = {**os.environ, **env_utf8, "PYTHONPATH": str(REPO)}
+    for extra in ([], ["--output-file", "report"]):
+        result = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "--format", fmt, ".",
+                                 *extra], cwd=tmp_path, env=env, capture_output=True, timeout=TIMEOUT, check=False)
+        assert result.returncode == 1, result.stderr
+        assert b"Traceback" not in result.stderr and b"internal error" not in result.stderr
+        out = (tmp_path / "report").read_bytes() if extra else result.stdout
+        if fmt == "text":  # the name's own bytes, as ls and flake8 print it
+            assert out.startswith(b"bad\xff.py:3:3: DET101")
+            continue
+        text = out.decode("utf-8")  # the other formats are UTF-8 documents
+        if fmt == "json":
+            assert json.loads(text)["diagnostics"][0]["path"] == "bad\\xff.py"
+        elif fmt == "sarif":
+            uri = json.loads(text)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            assert uri == "bad%FF.py"  # the bytes, percent-encoded (RFC 3986)
+            assert urllib.parse.unquote_to_bytes(uri) == name
+        else:
+            assert text.startswith("::error file=bad\\xff.py,line=3,")
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the file system must accept any bytes in a name")
+def test_a_name_that_is_not_utf8_in_fix_and_its_diff(tmp_path: Path) -> None:
+    name = os.path.join(os.fsencode(tmp_path), b"bad\xff.py")
+    with open(name, "wb") as stream:
+        stream.write(HAZARD.encode())
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(REPO)}
+    diff = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "."], cwd=tmp_path,
+                          env=env, capture_output=True, timeout=TIMEOUT, check=False)
+    assert diff.returncode == 1 and diff.stdout.startswith(b"--- a/bad\xff.py\n+++ b/bad\xff.py\n"), diff.stderr
+    fixed = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "."], cwd=tmp_path,
+                           env=env, capture_output=True, timeout=TIMEOUT, check=False)
+    assert fixed.returncode == 0 and b"Traceback" not in fixed.stderr
+    with open(name, "rb") as stream:
+        assert b"w.detach().numpy()" in stream.read()
+
+
+def test_the_output_file_is_never_left_truncated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.py").write_text(HAZARD)
+    report = tmp_path / "report.json"
+    report.write_text("the previous report\n")
+    monkeypatch.chdir(tmp_path)
+
+    def full_disk(descriptor: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    assert cli.main(["check", "--no-cache", "--format", "json", "--output-file", "report.json", "."]) == 2
+    assert "cannot write report.json: No space left on device" in capsys.readouterr().err
+    assert report.read_text() == "the previous report\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.py", "report.json"]  # no temporary left
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    report.chmod(0o640)
+    assert cli.main(["check", "--no-cache", "--format", "json", "--output-file", "report.json", "."]) == 1
+    assert json.loads(report.read_text())["summary"]["diagnostics"] == 1
+    assert report.stat().st_mode & 0o777 == 0o640  # the file's mode is kept
+
+
+def test_output_file_that_is_not_a_regular_file_is_written_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.py").write_text(HAZARD)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "--output-file", os.devnull, "."]) == 1
+    assert Path(os.devnull).exists() and not Path(os.devnull).is_file()  # not replaced by a file
+
+
+def test_an_internal_error_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from flake8_detach.cli import check
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("a bug\nsecond line")
+
+    monkeypatch.setattr(check, "render", broken)
+    (tmp_path / "a.py").write_text(HAZARD)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "."]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("flake8-detach: internal error: ValueError: a bug (set FLAKE8_DETACH_TRACEBACK")
+    assert "Traceback" not in err
