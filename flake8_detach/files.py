@@ -13,7 +13,7 @@ import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pathspec
@@ -168,12 +168,17 @@ class GitIgnores:
 
     def _add(self, base: Path, file: Path) -> None:
         try:
-            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = read_file_bytes(file, MAX_SOURCE_BYTES).decode("utf-8", errors="replace").splitlines()
+        except SourceError:
             return
         import pathspec  # only a walk that meets a .gitignore pays for it, not a list of files
 
-        self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except Exception:  # noqa: BLE001 - pathspec refuses some lines that git accepts: line by line
+            spec = pathspec.GitIgnoreSpec.from_lines(_lines_as_git_reads_them(file, lines))
+        self._specs.append((base, spec))
+
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         absolute = path.absolute()
@@ -185,6 +190,96 @@ class GitIgnores:
             if spec.match_file(relative + "/" if is_dir else relative):
                 return True
         return False
+
+
+def _lines_as_git_reads_them(file: Path, lines: list[str]) -> list[str]:
+    """The lines of a `.gitignore` that pathspec refuses, made into what git matches.
+
+    Git matches nothing for `!` alone or a pattern ending in a lone backslash, and reads a
+    reversed range (`[z-a]`) as its first character only; pathspec raises on all three. A line
+    that is none of these and still does not compile is left out with one warning naming it.
+    """
+    import sys
+
+    import pathspec
+
+    kept: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        for candidate in (line, _git_ranges(line)):
+            if _compiles(pathspec, candidate):
+                kept.append(candidate)
+                break
+        else:
+            stripped = line.rstrip(" ")
+            trailing = len(stripped) - len(stripped.rstrip("\\"))
+            if stripped.lstrip("!") == "" or trailing % 2 == 1:
+                continue  # git matches nothing for these either
+            print(f"flake8-detach: warning: {file}:{number}: .gitignore pattern {line!r} cannot be matched; "
+                  "it is left out", file=sys.stderr)
+    return kept
+
+
+def _compiles(pathspec: Any, line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:  # noqa: BLE001 - whatever pathspec raises for a pattern it cannot read
+        return False
+    return True
+
+
+def _git_ranges(pattern: str) -> str:
+    """``pattern`` with each reversed range of a bracket (`[z-a]`) as git's wildmatch reads it:
+    the first character alone (then a `-` after it is a literal `-`, written last)."""
+    out: list[str] = []
+    index, size = 0, len(pattern)
+    while index < size:
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index:index + 2])
+            index += 2
+            continue
+        if char != "[":
+            out.append(char)
+            index += 1
+            continue
+        end = index + 1
+        if end < size and pattern[end] in "!^":
+            end += 1
+        if end < size and pattern[end] == "]":
+            end += 1
+        while end < size and pattern[end] != "]":
+            end += 2 if pattern[end] == "\\" else 1
+        if end >= size:  # no closing bracket: git reads `[` literally, and so does pathspec
+            out.append(pattern[index:])
+            break
+        out.append("[" + _bracket_body(pattern[index + 1:end]) + "]")
+        index = end + 1
+    return "".join(out)
+
+
+def _bracket_body(body: str) -> str:
+    start = 1 if body[:1] in ("!", "^") else 0
+    items: list[str] = []  # single characters, escaped pairs, and kept ranges
+    dash = False
+    index = start
+    previous: str | None = None
+    while index < len(body):
+        item = body[index:index + 2] if body[index] == "\\" else body[index]
+        index += len(item)
+        if item == "-" and previous is not None and index < len(body):
+            upper = body[index:index + 2] if body[index] == "\\" else body[index]
+            index += len(upper)
+            if previous[-1] <= upper[-1]:
+                items[-1] = f"{items[-1]}-{upper}"
+            # a reversed range adds nothing to the character before it, which git already matched
+            previous = None
+            continue
+        if item == "-":
+            dash = True
+            continue
+        items.append(item)
+        previous = item
+    return body[:start] + "".join(items) + ("-" if dash else "")
 
 
 def decode_source(data: bytes, display_name: str = "<source>") -> str:

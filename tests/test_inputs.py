@@ -4,18 +4,24 @@ read once per run. Each case that could hang runs in a subprocess with a timeout
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import urllib.parse
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flake8_detach import cli, config
 from flake8_detach.config import ConfigError, ConfigResolver, discover_config
-from flake8_detach.files import MAX_SOURCE_BYTES, SourceError, read_file_bytes
+from flake8_detach.files import MAX_SOURCE_BYTES, SourceError, discover, read_file_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 HAZARD = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n"
@@ -283,3 +289,74 @@ def test_an_internal_error_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: p
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("flake8-detach: internal error: ValueError: a bug (set FLAKE8_DETACH_TRACEBACK")
     assert "Traceback" not in err
+
+
+# --- item 13: every .gitignore line git accepts is matched as git matches it ---------------------
+
+GIT = shutil.which("git") or "git"
+HAS_GIT = shutil.which("git") is not None
+NAMES = ["a.py", "z.py", "-.py", "!.py", "#.py", "[.py", "].py", "\\.py", "ab.py", "za.py", " .py", "^.py", "[z-a].py"]
+
+
+def _git_ignored(folder: Path, names: list[str]) -> set[str]:
+    result = subprocess.run([GIT, "check-ignore", "--no-index", "--stdin", "-z"], input="\0".join(names) + "\0",
+                            cwd=folder, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert result.returncode in (0, 1), result.stderr
+    return {name for name in result.stdout.split("\0") if name}
+
+
+def _compare_with_git(folder: Path, lines: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    subprocess.run([GIT, "init", "-q", str(folder)], check=True, timeout=TIMEOUT)
+    (folder / ".gitignore").write_text("\n".join(lines) + "\n")
+    for name in NAMES:
+        (folder / name).touch()
+    ours = set(NAMES) - {path.name for path in discover([folder])}
+    assert ours == _git_ignored(folder, NAMES), lines
+    return capsys.readouterr().err
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="needs git")
+@pytest.mark.parametrize("lines", [
+    ["!"], ["\\"], ["a\\"], ["[z-a].py"], ["[z-a-c].py"], ["[!z-a].py"], ["\\#.py", "\\!.py"], ["#.py"],
+    ["*.py", "!a.py"], ["*.py", "!"], ["[]z-a].py"], ["[a-].py"], ["\\[z-a].py"], ["[.py"],
+])
+def test_gitignore_lines_that_pathspec_refuses_are_matched_as_git_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[str]
+) -> None:
+    assert _compare_with_git(tmp_path, lines, capsys) == ""  # nothing left out: no warning
+
+
+def test_a_gitignore_line_that_cannot_be_matched_is_one_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import pathspec
+
+    original = pathspec.GitIgnoreSpec.from_lines
+
+    def refuses_weird(lines: list[str]) -> pathspec.GitIgnoreSpec:
+        if "weird" in lines:
+            raise ValueError("cannot compile")
+        return original(lines)
+
+    monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", refuses_weird)
+    (tmp_path / ".gitignore").write_text("*.log\nweird\nskip.py\n")
+    for name in ("a.py", "skip.py", "weird"):
+        (tmp_path / name).touch()
+    assert [path.name for path in discover([tmp_path])] == ["a.py"]
+    gitignore = tmp_path / ".gitignore"
+    assert capsys.readouterr().err == (f"flake8-detach: warning: {gitignore}:2: .gitignore pattern 'weird' cannot be "
+                                       "matched; it is left out\n")
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="needs git")
+@settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.text(alphabet="az*?[]-!\\#^ ", min_size=1, max_size=5),
+                          st.sampled_from(["", ".py", "*"])).map("".join), min_size=1, max_size=3))
+def test_gitignore_matches_git_check_ignore(lines: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([GIT, "init", "-q", folder], check=True, timeout=TIMEOUT)
+        (Path(folder) / ".gitignore").write_text("\n".join(lines) + "\n")
+        for name in NAMES:
+            (Path(folder) / name).touch()
+        with contextlib.redirect_stderr(io.StringIO()):
+            ours = set(NAMES) - {path.name for path in discover([Path(folder)])}
+        assert ours == _git_ignored(Path(folder), NAMES), lines
