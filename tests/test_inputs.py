@@ -360,3 +360,39 @@ def test_gitignore_matches_git_check_ignore(lines: list[str]) -> None:
         with contextlib.redirect_stderr(io.StringIO()):
             ours = set(NAMES) - {path.name for path in discover([Path(folder)])}
         assert ours == _git_ignored(Path(folder), NAMES), lines
+
+
+# --- item 16: `fix --diff` applies with patch and git apply, whatever the line endings ----------
+
+ENDINGS = {
+    "cr.py": b"import torch\rw = torch.ones(3, requires_grad=True)\rw.numpy()\rprint(1)",  # lone CRs
+    "crlf.py": b"import torch\r\nw = torch.ones(3, requires_grad=True)\r\nw.numpy()\r\n",
+    "formfeed.py": b"import torch\x0c\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n",
+    "mixed.py": b"import torch\r\nw = torch.ones(3, requires_grad=True)\rw.numpy()\nprint(2)\r\n",
+    "nofinal.py": b"import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()",
+}
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="needs git")
+@pytest.mark.parametrize("tool", ["patch", "git apply"])
+def test_the_diff_of_any_line_endings_applies_to_the_file(tmp_path: Path, tool: str) -> None:
+    if tool == "patch" and shutil.which("patch") is None:
+        pytest.skip("patch is not installed")
+    subprocess.run([GIT, "init", "-q", str(tmp_path)], check=True, timeout=TIMEOUT)
+    for name, data in ENDINGS.items():
+        (tmp_path / name).write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    diff = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", *ENDINGS],
+                          cwd=tmp_path, env=env, capture_output=True, timeout=TIMEOUT, check=False)  # bytes: CRs kept
+    assert diff.returncode == 1 and diff.stdout.count(b"--- a/") == len(ENDINGS), diff.stderr
+    (tmp_path / "fix.patch").write_bytes(diff.stdout)
+    command = ["patch", "-p1", "-i", "fix.patch"] if tool == "patch" else [GIT, "apply", "fix.patch"]
+    applied = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    patched = {name: (tmp_path / name).read_bytes() for name in ENDINGS}
+    for name, data in ENDINGS.items():
+        (tmp_path / name).write_bytes(data)
+    fixed = run_cli(["fix", *ENDINGS], tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    for name, data in ENDINGS.items():  # the patch made exactly what fix writes
+        assert patched[name] == (tmp_path / name).read_bytes() != data, name
