@@ -242,6 +242,11 @@ def test_a_name_that_is_not_utf8_in_fix_and_its_diff(tmp_path: Path) -> None:
     assert fixed.returncode == 0 and b"Traceback" not in fixed.stderr
     with open(name, "rb") as stream:
         assert b"w.detach().numpy()" in stream.read()
+    with open(name, "wb") as stream:
+        stream.write(b"x = (\n")
+    broken = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "."], cwd=tmp_path,
+                            env=env, capture_output=True, timeout=TIMEOUT, check=False)
+    assert broken.returncode == 1 and broken.stderr.startswith(b"bad\xff.py: error: syntax error"), broken.stderr
 
 
 def test_the_output_file_is_never_left_truncated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -83,18 +83,19 @@ def main(argv: list[str] | None = None) -> int:
 def _names_survive_stdout() -> None:
     """File names whose bytes are not UTF-8 reach Python as lone surrogates; a UTF-8 stdout with
     strict errors (a UTF-8 locale's default) would fail on the first one. Write their bytes back
-    instead, as `ls` and flake8 print them; a stdout in another encoding escapes what it lacks."""
-    stream = sys.stdout
-    if stream is not sys.__stdout__ or getattr(stream, "errors", None) != "strict":
-        return
-    reconfigure = getattr(stream, "reconfigure", None)
-    if reconfigure is None:
-        return
-    encoding = (getattr(stream, "encoding", "") or "").lower().replace("-", "").replace("_", "")
-    try:
-        reconfigure(errors="surrogateescape" if encoding == "utf8" else "backslashreplace")
-    except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
-        pass
+    instead, as `ls` and flake8 print them, on stdout and stderr (whose default would print
+    `\\udcff`); a stream in another encoding escapes what it lacks."""
+    for stream, original in ((sys.stdout, sys.__stdout__), (sys.stderr, sys.__stderr__)):
+        if stream is not original or getattr(stream, "errors", None) not in ("strict", "backslashreplace"):
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        encoding = (getattr(stream, "encoding", "") or "").lower().replace("-", "").replace("_", "")
+        try:
+            reconfigure(errors="surrogateescape" if encoding == "utf8" else "backslashreplace")
+        except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
+            pass
 
 
 def _silence_stdout() -> None:
