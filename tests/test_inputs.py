@@ -401,3 +401,14 @@ def test_the_diff_of_any_line_endings_applies_to_the_file(tmp_path: Path, tool: 
     assert fixed.returncode == 0, fixed.stderr
     for name, data in ENDINGS.items():  # the patch made exactly what fix writes
         assert patched[name] == (tmp_path / name).read_bytes() != data, name
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_config_named_with_config_that_is_a_fifo_is_one_error(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pyproject.toml")
+    (tmp_path / "a.py").write_text(HAZARD)
+    result = run_cli(["check", "--config", "pyproject.toml", "."], tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == ["flake8-detach: error: pyproject.toml: not a regular file"]
+    result = run_cli(["check", "."], tmp_path)  # found by the walk up: not a file, so not a config
+    assert result.returncode == 1 and "a.py:3:3" in result.stdout
