@@ -13,7 +13,7 @@ import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     import pathspec
@@ -380,6 +380,24 @@ def read_file_bytes(path: Path, limit: int | None = None) -> bytes:
         raise SourceError(f"cannot read: {error.strerror or error}") from error
     finally:
         os.close(descriptor)
+
+
+def read_stream(stream: BinaryIO, name: str) -> bytes:
+    """All of ``stream`` (standard input) up to the bound for a file called ``name``; one line
+    (:class:`SourceError`) beyond it, so `check - < /dev/zero` stops instead of filling memory."""
+    limit = size_limit(Path(name))
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            kind = "notebooks" if name.endswith(".ipynb") else "Python files"
+            raise SourceError(f"standard input is over {limit / 2**20:.0f} MB; flake8-detach reads {kind} "
+                              f"up to {limit / 2**20:.0f} MB")
 
 
 def read_source(path: Path) -> str:

@@ -412,3 +412,18 @@ def test_a_config_named_with_config_that_is_a_fifo_is_one_error(tmp_path: Path) 
     assert result.stderr.strip().splitlines() == ["flake8-detach: error: pyproject.toml: not a regular file"]
     result = run_cli(["check", "."], tmp_path)  # found by the walk up: not a file, so not a config
     assert result.returncode == 1 and "a.py:3:3" in result.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize("command", ["check", "fix"])
+@pytest.mark.parametrize("name", ["stdin", "x.ipynb"])
+def test_endless_standard_input_stops_at_the_bound(tmp_path: Path, command: str, name: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open("/dev/zero", "rb") as zero:
+        result = subprocess.run([sys.executable, "-m", "flake8_detach", command, "--no-cache", "--stdin-filename",
+                                 name, "-"], stdin=zero, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=TIMEOUT, check=False)
+    assert result.returncode == (1 if command == "check" else 2), result.stderr
+    assert "Traceback" not in result.stderr
+    limit = "25 MB" if name.endswith(".ipynb") else "10 MB"
+    assert f"{name}: error: " in result.stderr and f"up to {limit}" in result.stderr

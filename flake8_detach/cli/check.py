@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import ConfigError, ConfigResolver
 from ..diagnostics import AnalysisError
-from ..files import SourceError, decode_source, read_source
+from ..files import SourceError, decode_source, read_source, read_stream
 from ..notebooks import (
     NotebookError,
     NotebookModule,
@@ -255,7 +255,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
             # As ruff reads `--stdin-filename x.ipynb`: the buffer is the notebook's JSON.
-            slots.append(check_stdin(sys.stdin.buffer.read(), args.stdin_filename, settings))
+            try:
+                data = read_stream(sys.stdin.buffer, args.stdin_filename)
+            except SourceError as error:
+                slots.append(FileReport(args.stdin_filename, error=str(error)))
+                continue
+            slots.append(check_stdin(data, args.stdin_filename, settings))
             continue
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import ConfigError, ConfigResolver
-from ..files import SourceError, decode_source
+from ..files import SourceError, decode_source, read_stream
 from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
@@ -135,7 +135,11 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     (byte for byte when nothing changes). `--diff` prints only the diff; `--check` prints nothing.
     """
     name = Path(args.stdin_filename)
-    data = sys.stdin.buffer.read()
+    try:
+        data = read_stream(sys.stdin.buffer, args.stdin_filename)
+    except SourceError as error:  # nothing to echo: the input was never whole
+        print(f"{args.stdin_filename}: error: {error}", file=sys.stderr)
+        return 2
     echo = not (args.diff or args.check)
     try:
         settings = resolver.for_path(name).settings_for(name)
