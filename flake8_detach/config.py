@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import RULE_CODES
+from .files import MAX_SOURCE_BYTES, SourceError, read_file_bytes
 from .settings import (
     FLAKE8_OPTION_FILES,
     SECTION,
@@ -202,11 +203,10 @@ def _read_pyproject_table(path: Path) -> dict[str, object] | None:
     A file that does not mention the name at all is skipped unparsed: most pyproject.toml files
     are someone else's packaging metadata, and their TOML errors are not ours to report.
     """
-    try:
-        with path.open("rb") as file:
-            raw = file.read()
-    except OSError as error:
-        raise ConfigError(None, f"cannot read: {error.strerror or error}", str(path)) from error
+    try:  # a regular file of at most 10 MB: never a FIFO's endless wait or /dev/zero's endless read
+        raw = read_file_bytes(path, MAX_SOURCE_BYTES)
+    except SourceError as error:
+        raise ConfigError(None, str(error), str(path)) from error
     if SECTION.encode() not in raw:
         return None
     # Imported here: most runs meet no file that names the section, and parse no TOML.
@@ -218,6 +218,8 @@ def _read_pyproject_table(path: Path) -> dict[str, object] | None:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(None, f"invalid TOML: {error}", str(path)) from error
+    except RecursionError as error:  # tomllib recurses per nesting level: [[[[...]]]] overflows it
+        raise ConfigError(None, "invalid TOML: nested too deeply to parse", str(path)) from error
     tool = document.get("tool", {})
     table = tool.get(SECTION) if isinstance(tool, dict) else None
     if table is None:
@@ -322,7 +324,8 @@ def discover_config(start: Path, explicit: Path | None = None) -> Config:
     """
     if explicit is not None:
         if not explicit.is_file():
-            raise ConfigError(None, "no such file", str(explicit))
+            reason = "not a regular file" if explicit.exists() and not explicit.is_dir() else "no such file"
+            raise ConfigError(None, reason, str(explicit))
         return load_pyproject(explicit)
     for folder in _folders_up(start):
         config = _config_in(folder)
@@ -348,6 +351,14 @@ class ConfigResolver:
 
     def for_path(self, path: Path) -> Config:
         folder = path.absolute().parent
+        config = self._by_folder.get(folder)
+        if config is None:
+            config = self._by_folder[folder] = self.overrides(self._discover(folder))
+        return config
+
+    def for_folder(self, folder: Path) -> Config:
+        """The config of ``folder`` itself (the one a run starts in), from the same cache."""
+        folder = folder.absolute()
         config = self._by_folder.get(folder)
         if config is None:
             config = self._by_folder[folder] = self.overrides(self._discover(folder))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .diagnostics import AnalysisError, Diagnostic
+from .files import NOT_REGULAR, SourceError, read_file_bytes, size_limit, too_large
 from .notebooks import (
     CellError,
     NotebookError,
@@ -169,10 +170,13 @@ def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
 
 def _open_file(path: Path) -> int:
     """A read-only descriptor of ``path`` itself, never of a symlink's target (ELOOP)."""
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    # Non-blocking, so that opening a FIFO swapped in cannot hang; reads block again below.
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY | getattr(os, "O_NONBLOCK", 0))
     if not _NOFOLLOW and stat.S_ISLNK(os.lstat(path).st_mode):
         os.close(fd)
         raise OSError(errno.ELOOP, "a symbolic link", str(path))
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
     return fd
 
 
@@ -192,6 +196,13 @@ def read_snapshot(path: str | os.PathLike[str]) -> FileSnapshot:
     fd = _open_file(target)
     try:
         status = os.fstat(fd)  # before the read: a write during the read changes it
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(status.st_mode):  # a FIFO or a device: never read (files.read_file_bytes)
+            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
+        limit = size_limit(target)
+        if status.st_size > limit:
+            raise OSError(errno.EFBIG, too_large(target, status.st_size, limit), str(path))
         data = _read_all(fd)
     finally:
         os.close(fd)
@@ -202,6 +213,10 @@ def _snapshot_for_writing(path: Path, data: bytes | None) -> FileSnapshot:
     """The snapshot a write will be checked against; ``data``, bytes read before, must match it."""
     try:
         snapshot = read_snapshot(path)
+    except FileNotFoundError as error:  # worded as files.read_file_bytes words them
+        raise FixFileError("no such file or directory") from error
+    except IsADirectoryError as error:
+        raise FixFileError("is a directory") from error
     except OSError as error:
         raise FixFileError(f"cannot read: {error.strerror or error}") from error
     if data is not None and snapshot.data != data:
@@ -429,10 +444,10 @@ def fix_file(
         snapshot = _snapshot_for_writing(file, data)
         data = snapshot.data
     elif data is None:
-        try:
-            data = file.read_bytes()
-        except OSError as error:
-            raise FixFileError(f"cannot read: {error.strerror or error}") from error
+        try:  # a regular file within the size bound only
+            data = read_file_bytes(file)
+        except SourceError as error:
+            raise FixFileError(str(error)) from error
     text, encoding = read_python_bytes(data)
     result = fix_source(text, settings, unsafe=unsafe)
     if snapshot is not None and result.changed and result.error is None:

@@ -175,18 +175,12 @@ def read_notebook(path: Path) -> NotebookModule:
 
 def read_notebook_bytes(path: Path) -> bytes:
     """The bytes of the notebook at ``path``; :class:`NotebookError` when too large or unreadable."""
+    from .files import SourceError, read_file_bytes  # a regular file, within MAX_NOTEBOOK_BYTES
+
     try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise NotebookError(f"cannot read: {error.strerror or error}") from error
-    if size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(f"the notebook is {size / 2**20:.0f} MB; flake8-detach reads notebooks up to "
-                            f"{MAX_NOTEBOOK_BYTES // 2**20} MB (clear the outputs to check it)")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise NotebookError(f"cannot read: {error.strerror or error}") from error
-    return data
+        return read_file_bytes(path, MAX_NOTEBOOK_BYTES)
+    except SourceError as error:
+        raise NotebookError(str(error)) from error
 
 
 def notebook_from_bytes(data: bytes, path: str = "<notebook>") -> NotebookModule:

@@ -310,7 +310,7 @@ def test_directory_given_to_the_readers_is_one_line(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(SourceError, match="^is a directory$"):
         read_source(folder)
-    with pytest.raises(FixFileError, match="^cannot read: Is a directory$"):
+    with pytest.raises(FixFileError, match="^is a directory$"):
         fix_file(folder)
 
 
@@ -324,12 +324,12 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
         return original(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    real_open = os.open  # fix reads a file it will write through a descriptor (its identity too)
+    original_open = os.open
 
-    def open_(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if Path(file).resolve() == denied.resolve():
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, flags, *args, **kwargs)
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:  # the readers open with os.open
+        if Path(os.fsdecode(path)).resolve() == denied.resolve():
+            raise PermissionError(13, "Permission denied", str(path))
+        return original_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", open_)
 

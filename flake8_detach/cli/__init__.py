@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -61,10 +62,49 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    _names_survive_stdout()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `flake8-detach check | head`: the reader has seen enough
+        _silence_stdout()
+        return 1
+    except Exception as error:  # a bug of ours: one line and exit 2, as documented
+        if os.environ.get("FLAKE8_DETACH_TRACEBACK"):
+            raise
+        text = str(error).strip().splitlines()
+        detail = f": {text[0]}" if text else ""
+        print(f"flake8-detach: internal error: {type(error).__name__}{detail} "
+              "(set FLAKE8_DETACH_TRACEBACK=1 for the traceback, and please report it)", file=sys.stderr)
+        return 2
+
+
+def _names_survive_stdout() -> None:
+    """File names whose bytes are not UTF-8 reach Python as lone surrogates; a UTF-8 stdout with
+    strict errors (a UTF-8 locale's default) would fail on the first one. Write their bytes back
+    instead, as `ls` and flake8 print them, on stdout and stderr (whose default would print
+    `\\udcff`); a stream in another encoding escapes what it lacks."""
+    for stream, original in ((sys.stdout, sys.__stdout__), (sys.stderr, sys.__stderr__)):
+        if stream is not original or getattr(stream, "errors", None) not in ("strict", "backslashreplace"):
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        encoding = (getattr(stream, "encoding", "") or "").lower().replace("-", "").replace("_", "")
+        try:
+            reconfigure(errors="surrogateescape" if encoding == "utf8" else "backslashreplace")
+        except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
+            pass
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..config import Config, ConfigError, ConfigResolver, discover_config
+from ..config import ConfigError, ConfigResolver
 from ..diagnostics import AnalysisError
-from ..files import SourceError, decode_source, read_source
+from ..files import SourceError, decode_source, read_source, read_stream
 from ..notebooks import (
     NotebookError,
     NotebookModule,
@@ -49,6 +49,7 @@ from .selection import (
     add_selection_options,
     command_line_overrides,
     discover_files,
+    screen,
     workers,
 )
 
@@ -86,11 +87,6 @@ def register(subparsers: Any, summary: str) -> None:
     add_progress_option(parser)
     parser.add_argument("--stdin-filename", default="stdin", help="the name to report for '-' (default: stdin); a name ending in .ipynb reads a notebook's JSON")
     parser.set_defaults(func=run)
-
-
-def load_config(args: argparse.Namespace) -> Config:
-    """The config of the folder the run starts in: it decides which files are found."""
-    return command_line_overrides(args)(discover_config(Path.cwd(), args.config))
 
 
 def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
@@ -231,15 +227,17 @@ def _check_job(job: Job) -> FileReport:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
+    # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor. The folder the
+    # run starts in (whose config decides which files are found) comes from the same cache: each
+    # config file is read once per run.
+    resolver = ConfigResolver(args.config, command_line_overrides(args))
     try:
-        config = load_config(args)
+        config = resolver.for_folder(Path.cwd())
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
     jobs = workers(args)
-    # Each file gets the config of its nearest configured folder (as ruff resolves it), so a
-    # monorepo's pkg_a/pyproject.toml governs pkg_a/ here as it does in the editor.
-    resolver = ConfigResolver(args.config, command_line_overrides(args))
     fixing = args.fix or args.diff
     if fixing and "-" in args.paths:
         print("flake8-detach: error: check --fix does not read standard input; use `flake8-detach fix -`",
@@ -258,7 +256,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"flake8-detach: error: {error}", file=sys.stderr)
                 return 2
             # As ruff reads `--stdin-filename x.ipynb`: the buffer is the notebook's JSON.
-            slots.append(check_stdin(sys.stdin.buffer.read(), args.stdin_filename, settings))
+            try:
+                data = read_stream(sys.stdin.buffer, args.stdin_filename)
+            except SourceError as error:
+                slots.append(FileReport(args.stdin_filename, error=str(error)))
+                continue
+            slots.append(check_stdin(data, args.stdin_filename, settings))
             continue
         if not Path(raw).exists():
             slots.append(FileReport(raw, error="no such file or directory"))
@@ -267,9 +270,15 @@ def run(args: argparse.Namespace) -> int:
         for path in discover_files(args, raw, config):
             if path not in seen:
                 seen.add(path)
-                slots.append(path)
-                if walked:
-                    folders[path] = Path(raw)
+                refused = screen(path, not walked)
+                if refused is None:
+                    slots.append(path)
+                    if walked:
+                        folders[path] = Path(raw)
+                elif refused[0] == "skipped":
+                    slots.append(FileReport(str(path), skipped=refused[1]))
+                else:
+                    slots.append(FileReport(str(path), error=refused[1]))
     try:
         work = [(slot, resolver.for_path(slot).settings_for(slot)) for slot in slots if isinstance(slot, Path)]
     except ConfigError as error:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import ConfigError, ConfigResolver, discover_config
-from ..files import SourceError, decode_source
+from ..config import ConfigError, ConfigResolver
+from ..files import SourceError, decode_source, read_stream
 from ..fixer import FixFileError, fix_notebook_data, fix_source
 from ..notebooks import cell_error_line, display_location
 from ..settings import FIX_STYLES, Settings
@@ -28,6 +28,7 @@ from .selection import (
     add_selection_options,
     command_line_overrides,
     discover_files,
+    screen,
     workers,
 )
 
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     # the config of its nearest configured folder, as `check` and the editor resolve it.
     resolver = ConfigResolver(args.config, override)
     try:
-        config = override(discover_config(Path.cwd(), args.config))
+        config = resolver.for_folder(Path.cwd())  # from the resolver's cache: read once per run
     except ConfigError as error:
         print(f"flake8-detach: error: {error}", file=sys.stderr)
         return 2
@@ -97,6 +98,13 @@ def run(args: argparse.Namespace) -> int:
             continue
         walked = Path(raw).is_dir()
         for path in discover_files(args, raw, config):
+            refused = screen(path, not walked)
+            if refused is not None:
+                if refused[0] == "skipped":
+                    print(f"{path}: {refused[1]}", file=sys.stderr)
+                else:
+                    tally.errors.append(f"{path}: error: {refused[1]}")
+                continue
             if walked:
                 folders.setdefault(path, Path(raw))
             try:
@@ -130,7 +138,11 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     (byte for byte when nothing changes). `--diff` prints only the diff; `--check` prints nothing.
     """
     name = Path(args.stdin_filename)
-    data = sys.stdin.buffer.read()
+    try:
+        data = read_stream(sys.stdin.buffer, args.stdin_filename)
+    except SourceError as error:  # nothing to echo: the input was never whole
+        print(f"{args.stdin_filename}: error: {error}", file=sys.stderr)
+        return 2
     echo = not (args.diff or args.check)
     try:
         settings = resolver.for_path(name).settings_for(name)

@@ -160,17 +160,30 @@ def _link_count(path: Path) -> int:
 
 
 def write_diff(changes: list[tuple[str, str, str]], out: TextIO) -> None:
-    """Unified diffs (`a/label`, `b/label`), as `patch -p1` and `git apply` read them."""
+    """Unified diffs (`a/label`, `b/label`), as `patch -p1` and `git apply` read them.
+
+    Lines are cut at `\\n` only, as those tools cut them: a CR (a file with lone CR line
+    endings is one long line to them), a form feed or a CRLF's CR stays inside its line, so
+    the patch applies to the file's bytes as they are.
+    """
     for label, old, new in changes:
+        what = "cell" if label.rpartition(":")[2].startswith("cell ") else "file"  # a notebook's: `x.ipynb:cell 3`
         out.writelines(_with_final_newlines(difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{label}", tofile=f"b/{label}",
-        )))
+            diff_lines(old), diff_lines(new), fromfile=f"a/{label}", tofile=f"b/{label}",
+        ), what))
 
 
-def _with_final_newlines(lines: Iterable[str]) -> Iterator[str]:
-    """A cell's last line has no newline: end every diff line with one, as `diff` marks it."""
+def diff_lines(text: str) -> list[str]:
+    """``text`` cut after each `\\n` (not at CR, form feed or the other breaks `splitlines` knows)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+def _with_final_newlines(lines: Iterable[str], what: str) -> Iterator[str]:
+    """A last line without a newline (a cell's always): end it with one, and the marker `diff` writes."""
     for line in lines:
-        yield line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
+        yield line if line.endswith("\n") else f"{line}\n\\ No newline at end of {what}\n"
 
 
 def _fixable(remaining: list[Diagnostic], unsafe: bool) -> bool:

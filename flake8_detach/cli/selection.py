@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, split_comma_list
-from ..files import discover
+from ..files import NOT_REGULAR, discover, unreadable
 from .parallel import PARALLEL_MIN_FILES
 
 
@@ -89,5 +89,21 @@ def command_line_overrides(args: argparse.Namespace, **extra: Any) -> Callable[[
 def discover_files(args: argparse.Namespace, raw: str, config: Config) -> Iterator[Path]:
     """The Python files under one command-line path, with the run's excludes."""
     exclude = split_comma_list(args.exclude) if args.exclude is not None else None
-    return discover([raw], config.extend_exclude, config.root, exclude=exclude,
+    # Patterns with a slash are relative to the config's folder, or without a config table to
+    # the folder the run starts in, as flake8 resolves its own (not silently to nothing).
+    root = config.root if config.root is not None else Path.cwd()
+    return discover([raw], config.extend_exclude, root, exclude=exclude,
                     respect_gitignore=args.respect_gitignore)
+
+
+def screen(path: Path, named: bool) -> tuple[str, str] | None:
+    """Why a found file is not read, before anything opens it: None to read it, else
+    ("skipped", line) for what a folder walk meets that is not a regular file (a FIFO, a device,
+    a socket named `x.py`: never read, so never a hang), or ("error", line) for a file named on the
+    command line that is not one, a file over the size bound, or one that cannot be looked at."""
+    problem = unreadable(path)
+    if problem is None:
+        return None
+    if problem == NOT_REGULAR and not named:
+        return "skipped", f"skipped: {NOT_REGULAR}"
+    return "error", problem

@@ -5,7 +5,7 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions#s
 
 from __future__ import annotations
 
-from .model import Report
+from .model import Report, unicode_path
 from .spans import token_length
 
 
@@ -20,7 +20,7 @@ def _escape_property(value: str) -> str:
 def render(report: Report) -> str:
     out: list[str] = []
     for file in report.files:
-        path = _escape_property(file.path)
+        path = _escape_property(unicode_path(file.path))
         if file.error is not None:
             where = ""
             if file.error_position is not None:

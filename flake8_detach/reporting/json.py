@@ -11,7 +11,7 @@ from typing import Any
 from .. import __version__
 from ..rules import RULES_BY_CODE
 from . import rule_url
-from .model import Report
+from .model import Report, unicode_path
 from .spans import TextEdit, token_length
 
 
@@ -32,7 +32,7 @@ def as_data(report: Report) -> dict[str, Any]:
             rule = RULES_BY_CODE.get(diagnostic.code)
             cell, line = file.location(diagnostic.line)
             entry: dict[str, Any] = {
-                "path": file.path,
+                "path": unicode_path(file.path),
                 "cell": cell,
                 "line": line,
                 "column": diagnostic.column + 1,
@@ -64,9 +64,9 @@ def errors_data(report: Report) -> list[dict[str, Any]]:
     for file in report.files:
         if file.error is not None:
             line, column = (None, None) if file.error_position is None else file.error_position
-            errors.append({"path": file.path, "cell": None, "line": line,
+            errors.append({"path": unicode_path(file.path), "cell": None, "line": line,
                            "column": None if column is None else column + 1, "message": file.error})
-        errors.extend({"path": file.path, "cell": error.cell, "line": error.line, "column": error.column,
+        errors.extend({"path": unicode_path(file.path), "cell": error.cell, "line": error.line, "column": error.column,
                        "message": error.describe()} for error in file.cell_errors)
     return errors
 

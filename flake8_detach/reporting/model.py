@@ -14,6 +14,23 @@ if TYPE_CHECKING:  # a clean file's report never holds a tree: libcst loads with
     import libcst as cst
 
 
+def unicode_path(path: str) -> str:
+    """``path`` as valid Unicode, for the formats that must be UTF-8 (JSON, SARIF, GitHub).
+
+    A file name's bytes that are not UTF-8 reach us as lone surrogates (``os.fsdecode``); they are
+    written as ``\\xff``, the way Python shows such bytes, instead of failing the whole report.
+    """
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    try:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass(frozen=True)
 class RenderedFix:
     """A fix as text: what formats print, and what crosses process boundaries (no libcst nodes)."""

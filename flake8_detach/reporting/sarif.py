@@ -21,6 +21,7 @@ at all has no place to point at and stays a notification.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,7 +29,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..rules import ALL_RULES, Rule
 from . import INFORMATION_URI, rule_url
-from .model import Report
+from .model import Report, unicode_path
 from .spans import TextEdit, token_length
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -62,7 +63,8 @@ def artifact_uri(path: str) -> str:
             candidate = candidate.relative_to(Path.cwd())
         except ValueError:
             return candidate.as_uri()
-    return quote(candidate.as_posix().removeprefix("./"))
+    # The name's bytes, percent-encoded (RFC 3986): exact for names that are not UTF-8 too.
+    return quote(os.fsencode(candidate.as_posix().removeprefix("./")))
 
 
 def _region(edit: TextEdit) -> dict[str, int]:
@@ -95,7 +97,7 @@ def render_data(report: Report) -> dict[str, Any]:
             notifications.append(
                 {
                     "level": "error",
-                    "message": {"text": f"{file.path}: {file.error}"},
+                    "message": {"text": f"{unicode_path(file.path)}: {file.error}"},
                     "locations": [{"physicalLocation": {"artifactLocation": location}}],
                 }
             )
