@@ -290,6 +290,57 @@ async def test_pull_diagnostics_match_the_published_ones(client: LanguageClient,
     assert list(report.items) == list(published.diagnostics)
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["windows", "space", "non-ascii"])
+async def test_percent_encoded_uris_get_diagnostics_pull_items_and_actions(
+    client: LanguageClient, tmp_path: Path, name: str
+) -> None:
+    """pygls keys documents by their unquoted URI: every lookup must go through it (issue 22)."""
+    uri = {
+        "windows": "file:///c%3A/Users/me/train.py",  # how VS Code sends every Windows path
+        "space": (tmp_path / "my dir" / "train.py").as_uri(),
+        "non-ascii": (tmp_path / "caf\u00e9.py").as_uri(),
+    }[name]
+    assert "%" in uri
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert published.uri == uri  # the URI the client sent, not pygls' unquoted key
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [d.code for d in report.items] == ["DET101"]
+    actions = await code_actions(client, uri, HAZARD, list(published.diagnostics))
+    assert {a.kind for a in actions} == {types.CodeActionKind.QuickFix, "source.fixAll.flake8-detach"}
+    assert all(a.edit is not None and a.edit.changes is not None and uri in a.edit.changes for a in actions)
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, HAZARD + "w.numpy()\n"))
+    assert after.uri == uri and after.version == 2 and [d.code for d in after.diagnostics] == ["DET101", "DET101"]
+
+
+@pytest.mark.asyncio
+async def test_notebook_cells_with_percent_encoded_fragments(client: LanguageClient, tmp_path: Path) -> None:
+    """VS Code's cell URIs carry a base64 fragment whose `=` is quoted (`#W1sZmlsZQ%3D%3D`)."""
+    uri = (tmp_path / "nb.ipynb").as_uri()
+    path = uri.removeprefix("file://")
+    cell_uris = [f"vscode-notebook-cell:{path}#W1sZmlsZQ%3D%3D{index}" for index in range(len(NOTEBOOK_CELLS))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell) for cell in cell_uris],
+        ),
+        cell_text_documents=[types.TextDocumentItem(uri=cell, language_id="python", version=1, text=text)
+                             for cell, text in zip(cell_uris, NOTEBOOK_CELLS)],
+    ))
+    published = await published_for(client, cell_uris)
+    assert [d.code for d in published[cell_uris[3]]] == ["DET101"]
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=cell_uris[3])))
+    assert [d.code for d in report.items] == ["DET101"]
+    actions = await code_actions(client, cell_uris[3], NOTEBOOK_CELLS[3], list(published[cell_uris[3]]),
+                                 only=[types.CodeActionKind.QuickFix])
+    fix = next(action for action in actions if "noqa" not in action.title)
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert apply_edits(NOTEBOOK_CELLS[3], list(fix.edit.changes[cell_uris[3]])) == "pred = out.detach().cpu().numpy()"
+
+
 HELPER = (
     "import torch\n"
     "def show(t):\n"

@@ -28,11 +28,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
+from pygls.workspace.text_document import TextDocument
 
 from .. import __version__
 from ..cli.check import check_text
@@ -112,6 +114,19 @@ class DetachLanguageServer(LanguageServer):
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
         self.notebook_results: dict[str, NotebookResult] = {}  # the latest analysis of each notebook
 
+    # -- documents ---------------------------------------------------------------------------
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open text document at ``uri``, looked up as pygls keys documents.
+
+        pygls stores documents under their unquoted URI (`file:///c%3A/x.py` as `file:///c:/x.py`),
+        so a lookup by the raw URI misses every percent-encoded one (Windows paths, spaces,
+        non-ASCII names, notebook cells). `get_text_document` makes up a document read from disk
+        for a URI that is not open (it has no version): that is not an open buffer.
+        """
+        document = self.workspace.get_text_document(uri)
+        return document if document.version is not None else None
+
     # -- settings ------------------------------------------------------------------------------
 
     def apply_initialization_options(self, options: object) -> None:
@@ -151,7 +166,7 @@ class DetachLanguageServer(LanguageServer):
         """Only Python buffers are linted (a saved pyproject.toml is a config change, not code)."""
         if self.workspace.get_notebook_document(cell_uri=uri) is not None:
             return False  # a notebook cell: linted with its notebook (lsp/notebooks.py)
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is not None and document.language_id:
             return document.language_id == "python"
         return (to_fs_path(uri) or uri).endswith(PYTHON_SUFFIXES)
@@ -172,10 +187,11 @@ class DetachLanguageServer(LanguageServer):
 
     async def analysis(self, uri: str) -> LintResult | None:
         """The analysis of the buffer as it is now: the cached one if the version matches."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None or not self.is_python(uri):
             return None
-        cached = self.results.get(uri)
+        key = uri_key(uri)
+        cached = self.results.get(key)
         if cached is not None and cached.version == document.version and cached.source == document.source:
             return cached
         version, source = document.version, document.source
@@ -183,14 +199,14 @@ class DetachLanguageServer(LanguageServer):
         if cached is not None and cached.source == source and cached.config == config:
             # A new version with the same text (a save, an edit undone): the analysis stands.
             reused = replace(cached, version=version)
-            self.results[uri] = reused
+            self.results[key] = reused
             return reused
         report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
         path = to_fs_path(uri)
         result = LintResult(version, source, config, report, Path(path) if path else None)
-        current = self.workspace.text_documents.get(uri)
+        current = self.document(uri)
         if current is not None and current.version == version:
-            self.results[uri] = result
+            self.results[key] = result
         return result
 
     def lsp_diagnostics(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
@@ -207,19 +223,20 @@ class DetachLanguageServer(LanguageServer):
                 severity=types.DiagnosticSeverity.Error,
                 source=SOURCE,
             )
-            return [*self.last_good.get(uri, []), syntax]
+            return [*self.last_good.get(uri_key(uri), []), syntax]
         diagnostics = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in report.diagnostics]
-        self.last_good[uri] = diagnostics
+        self.last_good[uri_key(uri)] = diagnostics
         return diagnostics
 
     async def publish(self, uri: str) -> None:
         """Lint off the event loop, then publish unless the buffer changed in the meantime."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None:
             return
+        uri = document.uri  # as the client sent it: published under the URI it knows
         version = document.version
         result = await self.analysis(uri)
-        current = self.workspace.text_documents.get(uri)
+        current = self.document(uri)
         if result is None or current is None or current.version != version:
             return
         self.text_document_publish_diagnostics(
@@ -230,7 +247,8 @@ class DetachLanguageServer(LanguageServer):
         """(Re)start the lint of ``uri`` after ``delay`` seconds; a newer change cancels an older one."""
         if not notebook and not self.is_python(uri):
             return
-        previous = self.pending.pop(uri, None)
+        key = uri_key(uri)
+        previous = self.pending.pop(key, None)
         if previous is not None:
             previous.cancel()
 
@@ -247,28 +265,31 @@ class DetachLanguageServer(LanguageServer):
                     types.LogMessageParams(type=types.MessageType.Error, message=f"flake8-detach: {error!r}")
                 )
             finally:
-                if self.pending.get(uri) is task:
-                    del self.pending[uri]
+                if self.pending.get(key) is task:
+                    del self.pending[key]
 
         task = asyncio.get_running_loop().create_task(later())
-        self.pending[uri] = task
+        self.pending[key] = task
 
     def settings_changed(self) -> None:
         """A config file changed: forget every analysis and re-lint every open Python buffer."""
         self.results.clear()
         self.notebook_results.clear()
         self.reported_config_errors.clear()
-        for uri in list(self.workspace.text_documents):
-            self.schedule(uri, 0)
-        for uri in list(self.workspace.notebook_documents):
-            self.schedule(uri, 0, notebook=True)
+        # The workspace's keys are unquoted URIs: each document's own `uri` is the client's.
+        for document in list(self.workspace.text_documents.values()):
+            self.schedule(document.uri, 0)
+        for notebook in list(self.workspace.notebook_documents.values()):
+            self.schedule(notebook.uri, 0, notebook=True)
 
     def forget(self, uri: str) -> None:
-        pending = self.pending.pop(uri, None)
+        key = uri_key(uri)
+        pending = self.pending.pop(key, None)
         if pending is not None:
             pending.cancel()
-        self.results.pop(uri, None)
-        self.last_good.pop(uri, None)
+        self.results.pop(key, None)
+        self.last_good.pop(key, None)
+        self.notebook_results.pop(key, None)
 
     # -- code actions --------------------------------------------------------------------------
 
@@ -321,6 +342,12 @@ class DetachLanguageServer(LanguageServer):
             kind=FIX_ALL_KIND,
             edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
         )
+
+
+def uri_key(uri: str) -> str:
+    """The key of a document's state here: its URI unquoted, as pygls keys its workspace, so
+    `file:///c%3A/x.py` and `file:///c:/x.py` are one document (lookups go through pygls)."""
+    return unquote(uri)
 
 
 def fix_action(
@@ -486,7 +513,6 @@ def create_server(
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     async def notebook_did_close(ls: DetachLanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.forget(params.notebook_document.uri)
-        ls.notebook_results.pop(params.notebook_document.uri, None)
         for cell in params.cell_text_documents:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
@@ -507,7 +533,9 @@ def create_server(
         if notebook is not None:
             notebook_result = await analyse_notebook(ls, notebook.uri)
             cells = cell_diagnostics(ls, notebook_result) if notebook_result is not None else {}
-            return types.RelatedFullDocumentDiagnosticReport(items=cells.get(params.text_document.uri, []))
+            wanted = uri_key(params.text_document.uri)
+            items = next((found for cell, found in cells.items() if uri_key(cell) == wanted), [])
+            return types.RelatedFullDocumentDiagnosticReport(items=items)
         result = await ls.analysis(params.text_document.uri)
         items = ls.lsp_diagnostics(params.text_document.uri, result) if result is not None else []
         return types.RelatedFullDocumentDiagnosticReport(items=items)
