@@ -411,6 +411,51 @@ async def test_severity_from_initialization_options(error_client: LanguageClient
     assert [d.severity for d in published.diagnostics] == [types.DiagnosticSeverity.Error]
 
 
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "flake8_detach", "lsp", "--debounce-ms", str(DEBOUNCE_MS)]
+    )
+)
+async def bounded_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    accept_registrations(lsp_client)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"maxFileLines": 50, "maxFileBytes": 4000}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_document_over_the_size_bound_is_skipped_with_a_note(bounded_client: LanguageClient, tmp_path: Path) -> None:
+    client = bounded_client
+    uri = (tmp_path / "generated.py").as_uri()
+    long_text = HAZARD + "x = 1\n" * 60
+    published = await next_publish(client, lambda: open_document(client, uri, long_text))
+    (note,) = published.diagnostics  # not silence, and not the hazard: the file is not analysed
+    assert note.severity == types.DiagnosticSeverity.Information and note.range.start == types.Position(line=0, character=0)
+    assert note.message.startswith("flake8-detach does not analyse this file: 64 lines, over the 50-line bound")
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert list(report.items) == [note]
+    assert await code_actions(client, uri, long_text, [note]) == []
+    wide_text = HAZARD + "s = '" + "\u00e9" * 2000 + "'\n"  # 2,000 characters, 4,000 bytes of UTF-8
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, wide_text))
+    (note,) = after.diagnostics
+    assert "4,0" in note.message and "bytes, over the 4,000-byte bound (maxFileBytes)" in note.message
+    small = await next_publish(client, lambda: replace_text(client, uri, 3, HAZARD))
+    assert [d.code for d in small.diagnostics] == ["DET101"]  # under the bound again: analysed
+
+
+def test_the_default_size_bound() -> None:
+    from flake8_detach.lsp.server import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, DetachLanguageServer
+
+    server = DetachLanguageServer()
+    assert (server.max_bytes, server.max_lines) == (DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES) == (2_000_000, 50_000)
+    assert server.too_large("x = 1\n" * 40_000) is None
+    assert server.too_large("x = 1\n" * 50_000) == "50,001 lines, over the 50,000-line bound (maxFileLines)"
+    assert server.too_large("x = '" + "a" * 2_000_001 + "'\n").endswith("bytes, over the 2,000,000-byte bound (maxFileBytes)")
+
+
 @pytest.mark.asyncio
 async def test_the_server_watches_the_config_files(client: LanguageClient, tmp_path: Path) -> None:
     uri = (tmp_path / "train.py").as_uri()

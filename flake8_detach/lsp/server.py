@@ -59,6 +59,10 @@ LOG = logging.getLogger(__name__)
 SOURCE = "flake8-detach"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.flake8-detach"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
+# Beyond these a buffer is not analysed (a generated or data file: minutes and gigabytes to lint);
+# the server says so with one Information diagnostic. initializationOptions maxFileBytes/Lines.
+DEFAULT_MAX_BYTES = 2_000_000
+DEFAULT_MAX_LINES = 50_000
 # Files whose change may change the settings of open documents.
 CONFIG_FILES = ("pyproject.toml", *FLAKE8_FILES)
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -113,6 +117,8 @@ class DetachLanguageServer(LanguageServer):
         self.results: dict[str, LintResult] = {}  # the latest analysis of each open document
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
         self.notebook_results: dict[str, NotebookResult] = {}  # the latest analysis of each notebook
+        self.max_bytes = DEFAULT_MAX_BYTES
+        self.max_lines = DEFAULT_MAX_LINES
 
     # -- documents ---------------------------------------------------------------------------
 
@@ -130,9 +136,19 @@ class DetachLanguageServer(LanguageServer):
     # -- settings ------------------------------------------------------------------------------
 
     def apply_initialization_options(self, options: object) -> None:
-        """`{"severity": "warning"}` from the client's initializationOptions (or settings)."""
+        """`{"severity": "warning", "maxFileBytes": 2000000, "maxFileLines": 50000}` from the
+        client's initializationOptions (or settings)."""
         if not isinstance(options, dict):
             return
+        for name, attribute in (("maxFileBytes", "max_bytes"), ("maxFileLines", "max_lines")):
+            value = options.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                setattr(self, attribute, value)
+            elif value is not None:
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"flake8-detach: {name} must be a positive integer, not {value!r}",
+                ))
         severity = options.get("severity")
         if isinstance(severity, str) and severity.lower() in SEVERITIES:
             self.severity = SEVERITIES[severity.lower()]
@@ -171,6 +187,17 @@ class DetachLanguageServer(LanguageServer):
             return document.language_id == "python"
         return (to_fs_path(uri) or uri).endswith(PYTHON_SUFFIXES)
 
+    def too_large(self, source: str) -> str | None:
+        """Why the buffer is not analysed (over the size bound), or None."""
+        lines = source.count("\n") + 1
+        if lines > self.max_lines:
+            return f"{lines:,} lines, over the {self.max_lines:,}-line bound (maxFileLines)"
+        if len(source) * 4 > self.max_bytes:  # else it cannot be over: 4 bytes a character at most
+            size = len(source.encode("utf-8", "surrogatepass"))
+            if size > self.max_bytes:
+                return f"{size:,} bytes, over the {self.max_bytes:,}-byte bound (maxFileBytes)"
+        return None
+
     # -- linting -----------------------------------------------------------------------------
 
     @staticmethod
@@ -201,9 +228,14 @@ class DetachLanguageServer(LanguageServer):
             reused = replace(cached, version=version)
             self.results[key] = reused
             return reused
-        report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
         path = to_fs_path(uri)
-        result = LintResult(version, source, config, report, Path(path) if path else None)
+        skipped = self.too_large(source)
+        if skipped is not None:
+            report = FileReport(path or uri, skipped=skipped)
+            result = LintResult(version, source, config, report, Path(path) if path else None, lines=[""])
+        else:
+            report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
+            result = LintResult(version, source, config, report, Path(path) if path else None)
         current = self.document(uri)
         if current is not None and current.version == version:
             self.results[key] = result
@@ -212,6 +244,15 @@ class DetachLanguageServer(LanguageServer):
     def lsp_diagnostics(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
         codec = self.workspace.position_codec
         report = result.report
+        if report.skipped is not None:
+            # Not silence: one note at the top saying the buffer is not analysed, and why.
+            start = types.Position(line=0, character=0)
+            return [types.Diagnostic(
+                range=types.Range(start=start, end=start),
+                message=f"flake8-detach does not analyse this file: {report.skipped}",
+                severity=types.DiagnosticSeverity.Information,
+                source=SOURCE,
+            )]
         if report.error is not None and report.error_position is not None:
             # The buffer does not parse (the user is typing): keep what the last good version
             # showed and say where the syntax error is.
