@@ -309,7 +309,9 @@ async def test_percent_encoded_uris_get_diagnostics_pull_items_and_actions(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert [d.code for d in report.items] == ["DET101"]
     actions = await code_actions(client, uri, HAZARD, list(published.diagnostics))
-    assert {a.kind for a in actions} == {types.CodeActionKind.QuickFix, "source.fixAll.flake8-detach"}
+    actions += await code_actions(client, uri, HAZARD, [], only=[types.CodeActionKind.SourceFixAll])
+    assert [a.kind for a in actions].count(types.CodeActionKind.QuickFix) == 2  # the fix, the noqa
+    assert "source.fixAll.flake8-detach" in {a.kind for a in actions}
     assert all(a.edit is not None and a.edit.changes is not None and uri in a.edit.changes for a in actions)
     after = await next_publish(client, lambda: replace_text(client, uri, 2, HAZARD + "w.numpy()\n"))
     assert after.uri == uri and after.version == 2 and [d.code for d in after.diagnostics] == ["DET101", "DET101"]
@@ -608,5 +610,68 @@ def test_a_new_version_with_the_same_text_reuses_the_analysis(monkeypatch: pytes
         saved = await lint(4, HAZARD)
         assert len(checked) == 3 and saved.version == 4
         assert saved.report is undone.report and edited.report is not undone.report
+
+    asyncio.run(scenario())
+
+
+def in_process_server(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, int]]:
+    """A server with pygls' real workspace, counting the analyses and the fixer's runs."""
+    from pygls.workspace import Workspace
+
+    from flake8_detach.lsp import server as server_module
+
+    server = server_module.create_server(debounce_seconds=0)
+    server.protocol._workspace = Workspace(None)
+    counts = {"check": 0, "fix": 0}
+    check_text, fix_source = server_module.check_text, server_module.fix_source
+
+    def counted_check(*args: Any) -> Any:
+        counts["check"] += 1
+        return check_text(*args)
+
+    def counted_fix(*args: Any, **kwargs: Any) -> Any:
+        counts["fix"] += 1
+        return fix_source(*args, **kwargs)
+
+    monkeypatch.setattr(server_module, "check_text", counted_check)
+    monkeypatch.setattr(server_module, "fix_source", counted_fix)
+    return server, counts
+
+
+def test_code_actions_answer_from_the_analysis_and_never_rerun_the_fixer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    server, counts = in_process_server(monkeypatch)
+    uri = (tmp_path / "train.py").as_uri()
+    text = HAZARD + "w.numpy()\n"
+    server.workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+
+    def request(only: list[str] | None, line: int) -> types.CodeActionParams:
+        return types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=only))
+
+    async def scenario() -> None:
+        result = await server.analysis(uri)
+        assert result.report.fixes is not None  # the fixes were rendered by the lint, off the loop
+        first = await server.code_actions(request(None, 2))
+        # The cursor moved: the answer comes at once, fix-all once the fixer (started now) is done.
+        assert [a.kind for a in first] == [types.CodeActionKind.QuickFix] * 2
+        for _ in range(100):
+            if result.fix_all_done:
+                break
+            await asyncio.sleep(0.02)
+        for line in (2, 3, 2, 3, 2):
+            actions = await server.code_actions(request(None, line))
+            assert [a.kind for a in actions][-1] == "source.fixAll.flake8-detach"
+        (fix_all,) = await server.code_actions(request(["source.fixAll"], 0))
+        assert counts == {"check": 1, "fix": 1}, counts
+        # Asked for by name (on save), on a version not fixed yet: the fixer runs, and is awaited.
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=2, text=text + "w.numpy()\n"))
+        await server.analysis(uri)
+        (fix_all,) = await server.code_actions(request(["source.fixAll"], 0))
+        assert fix_all.edit is not None and counts == {"check": 2, "fix": 2}, counts
 
     asyncio.run(scenario())

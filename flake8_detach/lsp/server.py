@@ -63,6 +63,10 @@ DEFAULT_DEBOUNCE_SECONDS = 0.3
 # the server says so with one Information diagnostic. initializationOptions maxFileBytes/Lines.
 DEFAULT_MAX_BYTES = 2_000_000
 DEFAULT_MAX_LINES = 50_000
+# A code action request without `only` (every cursor move) answers at once: fix-all from the
+# cache, else left out while the fixer behind it starts this long after the answer has gone (a
+# thread parsing 6,000 lines holds the GIL for a while) and runs in the background.
+FIX_ALL_START_DELAY = 0.05
 # Files whose change may change the settings of open documents.
 CONFIG_FILES = ("pyproject.toml", *FLAKE8_FILES)
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -90,6 +94,12 @@ class LintResult:
     path: Path | None = None  # the document's file (per-file-ignores), if it has one
     lines: list[str] = field(default_factory=list)
     _fix_all: str | None = field(default=None, repr=False)
+    # Derived once per version, so a code action (sent on every cursor move) costs a lookup:
+    # the diagnostics in LSP terms, each one's quick fixes, and the fix-all action.
+    lsp: list[types.Diagnostic] | None = field(default=None, repr=False)
+    actions: dict[int, list[types.CodeAction]] = field(default_factory=dict, repr=False)
+    fix_all_action: types.CodeAction | None = field(default=None, repr=False)
+    fix_all_done: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.lines:
@@ -118,6 +128,9 @@ class DetachLanguageServer(LanguageServer):
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
         self.notebook_results: dict[str, NotebookResult] = {}  # the latest analysis of each notebook
         self.max_bytes = DEFAULT_MAX_BYTES
+        # The fixer behind fix-all, per document: one run at a time, off the event loop.
+        self.fixing: dict[str, asyncio.Task[None]] = {}
+        self.fix_all_start_delay = FIX_ALL_START_DELAY
         self.max_lines = DEFAULT_MAX_LINES
 
     # -- documents ---------------------------------------------------------------------------
@@ -212,6 +225,15 @@ class DetachLanguageServer(LanguageServer):
             return FileReport(path)
         return check_text(source, path or uri, config.settings_for(Path(path) if path else None))
 
+    @classmethod
+    def check_and_render(cls, uri: str, source: str, config: Config, root: Path | None) -> FileReport:
+        """`check`, and each diagnostic's fix rendered as an edit (in the same worker thread), so
+        that quick fixes answer from the analysis without touching libcst on the event loop."""
+        report = cls.check(uri, source, config, root)
+        if report.module is not None:
+            report.rendered_fixes()
+        return report
+
     async def analysis(self, uri: str) -> LintResult | None:
         """The analysis of the buffer as it is now: the cached one if the version matches."""
         document = self.document(uri)
@@ -234,7 +256,7 @@ class DetachLanguageServer(LanguageServer):
             report = FileReport(path or uri, skipped=skipped)
             result = LintResult(version, source, config, report, Path(path) if path else None, lines=[""])
         else:
-            report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
+            report = await asyncio.to_thread(self.check_and_render, uri, source, config, self.project_root(config))
             result = LintResult(version, source, config, report, Path(path) if path else None)
         current = self.document(uri)
         if current is not None and current.version == version:
@@ -265,9 +287,16 @@ class DetachLanguageServer(LanguageServer):
                 source=SOURCE,
             )
             return [*self.last_good.get(uri_key(uri), []), syntax]
-        diagnostics = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in report.diagnostics]
+        diagnostics = self.converted(uri, result)
         self.last_good[uri_key(uri)] = diagnostics
         return diagnostics
+
+    def converted(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
+        """The analysis' diagnostics in LSP terms (converted once per version)."""
+        if result.lsp is None:
+            codec = self.workspace.position_codec
+            result.lsp = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in result.report.diagnostics]
+        return result.lsp
 
     async def publish(self, uri: str) -> None:
         """Lint off the event loop, then publish unless the buffer changed in the meantime."""
@@ -348,7 +377,9 @@ class DetachLanguageServer(LanguageServer):
         if _wants(wanted, types.CodeActionKind.QuickFix):
             actions.extend(self.quick_fixes(uri, result, params.range, codec))
         if _wants(wanted, FIX_ALL_KIND):
-            fix_all = await self.fix_all(uri, result, codec)
+            # Asked for by name (on save): wait for the fixer. Asked for with everything else (a
+            # cursor move): from the cache, else left out while the fixer runs in the background.
+            fix_all = await self.fix_all(uri, result, codec, wait=bool(wanted))
             if fix_all is not None:
                 actions.append(fix_all)
         return actions
@@ -359,30 +390,76 @@ class DetachLanguageServer(LanguageServer):
         """Each diagnostic in range: its fix (where it has one), then "suppress with noqa" (as ruff)."""
         fixes: list[types.CodeAction] = []
         suppressions: list[types.CodeAction] = []
-        for diagnostic, rendered in zip(result.report.diagnostics, result.rendered_fixes()):
-            lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
+        rendered_fixes: list[RenderedFix | None] | None = None
+        for index, lsp_diagnostic in enumerate(self.converted(uri, result)):
             if not overlaps(lsp_diagnostic.range, wanted):
                 continue
-            if rendered is not None:
-                fixes.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(result.lines, rendered.edit, codec)))
-            suppress = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
-            if suppress is not None:
-                suppressions.append(suppress_action(uri, lsp_diagnostic, suppress))
+            actions = result.actions.get(index)
+            if actions is None:  # built once per diagnostic and version
+                if rendered_fixes is None:
+                    rendered_fixes = result.rendered_fixes()  # rendered by the lint already
+                rendered, diagnostic = rendered_fixes[index], result.report.diagnostics[index]
+                actions = []
+                if rendered is not None:
+                    actions.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(result.lines, rendered.edit, codec)))
+                suppress = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
+                if suppress is not None:
+                    actions.append(suppress_action(uri, lsp_diagnostic, suppress))
+                result.actions[index] = actions
+            for action in actions:
+                (suppressions if action.is_preferred is None else fixes).append(action)
         return fixes + suppressions
 
-    async def fix_all(self, uri: str, result: LintResult, codec: PositionCodec) -> types.CodeAction | None:
-        """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version)."""
+    async def fix_all(
+        self, uri: str, result: LintResult, codec: PositionCodec, wait: bool = True
+    ) -> types.CodeAction | None:
+        """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version,
+        in the background: one run per document at a time). ``wait``: for the fixer if it has not
+        run (fix-all asked for by name); else answer at once, without it until it is done."""
         if not any(d.fix is not None and d.fix.safe for d in result.report.diagnostics):
             return None
-        fixed = await asyncio.to_thread(result.fixed_source)
-        if fixed == result.source:
-            return None
-        edit = minimal_edit(result.source, fixed)
-        return types.CodeAction(
-            title="flake8-detach: fix all safely fixable hazards",
-            kind=FIX_ALL_KIND,
-            edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
-        )
+        if result.fix_all_done:
+            return result.fix_all_action
+        key = uri_key(uri)
+        running = self.fixing.get(key)
+        if running is not None and not running.done():
+            if not wait:
+                return None  # the cursor moved while the fixer runs: answer now, without fix-all
+            await asyncio.shield(running)  # an older version's run: let it finish, then ours
+            if result.fix_all_done:
+                return result.fix_all_action
+
+        def compute() -> None:
+            try:
+                fixed = result.fixed_source()
+            except Exception:  # a bug of ours: no fix-all, and the server goes on
+                LOG.exception("flake8-detach: fix-all failed for %s", uri)
+                fixed = result.source
+            if fixed != result.source:
+                edit = minimal_edit(result.source, fixed)
+                result.fix_all_action = types.CodeAction(
+                    title="flake8-detach: fix all safely fixable hazards",
+                    kind=FIX_ALL_KIND,
+                    edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
+                )
+            result.fix_all_done = True
+
+        async def run() -> None:
+            try:
+                if not wait:
+                    await asyncio.sleep(self.fix_all_start_delay)  # after the answer has gone
+                    if self.results.get(key) is not result:
+                        return  # superseded by an edit meanwhile: the fixer would work for nothing
+                await asyncio.to_thread(compute)
+            finally:
+                if self.fixing.get(key) is task:
+                    del self.fixing[key]
+
+        task = asyncio.get_running_loop().create_task(run())
+        self.fixing[key] = task
+        if wait:
+            await asyncio.shield(task)
+        return result.fix_all_action if result.fix_all_done else None
 
 
 def uri_key(uri: str) -> str:
