@@ -675,3 +675,89 @@ def test_code_actions_answer_from_the_analysis_and_never_rerun_the_fixer(
         assert fix_all.edit is not None and counts == {"check": 2, "fix": 2}, counts
 
     asyncio.run(scenario())
+
+
+def test_rapid_edits_run_one_analysis_at_a_time_and_publish_only_current_versions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """20 edits 0.1 s apart, an analysis of 0.25 s: a superseded lint's thread is not run beside
+    the next one (a thread cannot be cancelled), and no outdated version is ever published."""
+    import time
+
+    from flake8_detach.lsp import server as server_module
+
+    server, counts = in_process_server(monkeypatch)
+    server.debounce_seconds = 0.05
+    counted = server_module.check_text
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.25)
+        return counted(*args)
+
+    monkeypatch.setattr(server_module, "check_text", slow)
+    published: list[tuple[int, int]] = []  # (published version, the buffer's version then)
+
+    def publish(params: types.PublishDiagnosticsParams) -> None:
+        published.append((params.version, server.document(params.uri).version))
+
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", publish)
+    uri = (tmp_path / "train.py").as_uri()
+
+    def put(version: int, text: str) -> None:
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+
+    async def scenario() -> None:
+        put(1, HAZARD)
+        server.schedule(uri, 0)
+        for version in range(2, 22):
+            await asyncio.sleep(0.1)
+            put(version, HAZARD + f"x = {version}\n")
+            server.schedule(uri, server.debounce_seconds)
+        while server.pending or server.running:
+            await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert counts["check"] <= 10, counts  # 15 before: a cancelled lint's thread ran on beside the next
+    assert published and published[-1][0] == 21
+    assert all(version == current for version, current in published), published
+
+
+def test_a_storm_of_config_events_is_one_relint_per_open_document(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    server, counts = in_process_server(monkeypatch)
+    server.debounce_seconds = 0.1
+    published: list[types.PublishDiagnosticsParams] = []
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", published.append)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.flake8-detach]\nignore = []\n')
+    uris = [(tmp_path / f"m{index}.py").as_uri() for index in range(3)]
+
+    async def settle() -> None:
+        await asyncio.sleep(0.01)
+        while server.pending or server.running:
+            await asyncio.sleep(0.02)
+
+    async def storm(events: int) -> None:
+        for _ in range(events):
+            server.settings_changed()
+            await asyncio.sleep(0.02)
+        await settle()
+
+    async def scenario() -> None:
+        for uri in uris:
+            server.workspace.put_text_document(
+                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=HAZARD))
+            server.schedule(uri, 0)
+        await settle()
+        assert counts["check"] == 3 and all([d.code for d in p.diagnostics] == ["DET101"] for p in published)
+        pyproject.write_text('[tool.flake8-detach]\nignore = ["DET101"]\n')
+        published.clear()
+        await storm(50)
+        assert counts["check"] == 6, counts  # one re-lint per open document, not 50
+        assert len(published) == 3 and all(list(p.diagnostics) == [] for p in published)
+        await storm(10)  # events that change nothing: the settings are the same, nothing re-linted
+        assert counts["check"] == 6, counts
+
+    asyncio.run(scenario())

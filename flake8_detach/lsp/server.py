@@ -3,7 +3,10 @@
 It runs the same code as `flake8-detach check` on the editor's buffer (not the file on disk):
 same engine, same `# noqa` handling, same settings (`[tool.flake8-detach]`, or the flake8
 options files), resolved per document. Changes are linted after a short pause (debounced), off
-the event loop, and a result is published only if the buffer has not changed since.
+the event loop, one analysis per buffer at a time (a newer lint waits for the thread of a
+superseded one rather than run beside it), and a result is published only if the buffer has not
+changed since. A storm of config-file events is one re-lint per open buffer, after the same pause.
+A buffer over the size bound (2 MB or 50,000 lines) is not analysed: one note says so.
 
 Each document's latest analysis is kept per version: code actions (sent on every cursor move)
 and pull diagnostics answer from it instead of re-linting. While a buffer does not parse, the
@@ -123,6 +126,9 @@ class DetachLanguageServer(LanguageServer):
         self.debounce_seconds = debounce_seconds
         self.severity = SEVERITIES[severity]
         self.pending: dict[str, asyncio.Task[None]] = {}
+        # The analysis running in a worker thread, per document: a thread cannot be cancelled, so
+        # a newer lint waits for it instead of running beside it (one analysis per buffer at once).
+        self.running: dict[str, asyncio.Future[FileReport]] = {}
         self.reported_config_errors: set[str] = set()
         self.results: dict[str, LintResult] = {}  # the latest analysis of each open document
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
@@ -236,10 +242,12 @@ class DetachLanguageServer(LanguageServer):
 
     async def analysis(self, uri: str) -> LintResult | None:
         """The analysis of the buffer as it is now: the cached one if the version matches."""
+        key = uri_key(uri)
+        while (busy := self.running.get(key)) is not None:
+            await asyncio.wait([busy])  # an analysis in flight (maybe of this very version)
         document = self.document(uri)
         if document is None or not self.is_python(uri):
             return None
-        key = uri_key(uri)
         cached = self.results.get(key)
         if cached is not None and cached.version == document.version and cached.source == document.source:
             return cached
@@ -256,7 +264,12 @@ class DetachLanguageServer(LanguageServer):
             report = FileReport(path or uri, skipped=skipped)
             result = LintResult(version, source, config, report, Path(path) if path else None, lines=[""])
         else:
-            report = await asyncio.to_thread(self.check_and_render, uri, source, config, self.project_root(config))
+            work = asyncio.ensure_future(
+                asyncio.to_thread(self.check_and_render, uri, source, config, self.project_root(config)))
+            self.running[key] = work
+            work.add_done_callback(lambda done: self.running.pop(key, None) if self.running.get(key) is done else None)
+            # Shielded: a newer edit cancels the lint waiting here, not the thread's bookkeeping.
+            report = await asyncio.shield(work)
             result = LintResult(version, source, config, report, Path(path) if path else None)
         current = self.document(uri)
         if current is not None and current.version == version:
@@ -342,15 +355,21 @@ class DetachLanguageServer(LanguageServer):
         self.pending[key] = task
 
     def settings_changed(self) -> None:
-        """A config file changed: forget every analysis and re-lint every open Python buffer."""
-        self.results.clear()
+        """A config file changed: re-lint every open Python buffer whose settings it changed.
+
+        Coalesced: a storm of events (a branch switch, a formatter rewriting pyproject.toml) is
+        one re-lint per open document after the debounce delay, and an analysis whose settings
+        came out the same is kept (each one's settings are compared, not assumed changed).
+        """
+        for key, result in list(self.results.items()):
+            self.results[key] = replace(result, version=None)  # the settings are checked again
         self.notebook_results.clear()
         self.reported_config_errors.clear()
         # The workspace's keys are unquoted URIs: each document's own `uri` is the client's.
         for document in list(self.workspace.text_documents.values()):
-            self.schedule(document.uri, 0)
+            self.schedule(document.uri, self.debounce_seconds)
         for notebook in list(self.workspace.notebook_documents.values()):
-            self.schedule(notebook.uri, 0, notebook=True)
+            self.schedule(notebook.uri, self.debounce_seconds, notebook=True)
 
     def forget(self, uri: str) -> None:
         key = uri_key(uri)
