@@ -93,7 +93,34 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:26} ({count:3} actions): cached {hit:7.1f} ms   uncached {miss:7.1f} ms   "
                   f"ratio {miss / hit:5.1f}x   ({verdict} the 50 ms target from the cache)")
 
+    async def after_an_edit() -> None:
+        """What a user meets after each edit: the lint has published (the analysis is cached),
+        then the cursor moves (code actions without `only`), then the file is saved (fix-all)."""
+        server.results.clear()
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=URI, language_id="python", version=2, text=source + "w = 1\n"))
+        start = time.perf_counter()
+        result = await server.analysis(URI)
+        assert result is not None
+        server.lsp_diagnostics(URI, result)  # as the publish does
+        print(f"after an edit: the lint (debounced, in the background) took {time.perf_counter() - start:.1f} s, then")
+        for label, only, line in (
+            ("1st request at the cursor (no `only`)", None, 50),
+            ("2nd request at the cursor (no `only`)", None, 60),
+        ):
+            params = request(only)
+            params.range = types.Range(start=types.Position(line=line, character=0),
+                                       end=types.Position(line=line + 1, character=0))
+            start = time.perf_counter()
+            actions = await server.code_actions(params)
+            print(f"  {label:40} {(time.perf_counter() - start) * 1000:9.1f} ms ({len(actions)} actions)")
+        start = time.perf_counter()
+        actions = await server.code_actions(request([FIX_ALL_KIND]))
+        print(f"  {'source.fixAll on save (waits for it)':40} {(time.perf_counter() - start) * 1000:9.1f} ms "
+              f"({len(actions)} actions)")
+
     asyncio.run(run())
+    asyncio.run(after_an_edit())
     return 0
 
 
