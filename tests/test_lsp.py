@@ -290,6 +290,59 @@ async def test_pull_diagnostics_match_the_published_ones(client: LanguageClient,
     assert list(report.items) == list(published.diagnostics)
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["windows", "space", "non-ascii"])
+async def test_percent_encoded_uris_get_diagnostics_pull_items_and_actions(
+    client: LanguageClient, tmp_path: Path, name: str
+) -> None:
+    """pygls keys documents by their unquoted URI: every lookup must go through it (issue 22)."""
+    uri = {
+        "windows": "file:///c%3A/Users/me/train.py",  # how VS Code sends every Windows path
+        "space": (tmp_path / "my dir" / "train.py").as_uri(),
+        "non-ascii": (tmp_path / "caf\u00e9.py").as_uri(),
+    }[name]
+    assert "%" in uri
+    published = await next_publish(client, lambda: open_document(client, uri, HAZARD))
+    assert published.uri == uri  # the URI the client sent, not pygls' unquoted key
+    assert [d.code for d in published.diagnostics] == ["DET101"]
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [d.code for d in report.items] == ["DET101"]
+    actions = await code_actions(client, uri, HAZARD, list(published.diagnostics))
+    actions += await code_actions(client, uri, HAZARD, [], only=[types.CodeActionKind.SourceFixAll])
+    assert [a.kind for a in actions].count(types.CodeActionKind.QuickFix) == 2  # the fix, the noqa
+    assert "source.fixAll.flake8-detach" in {a.kind for a in actions}
+    assert all(a.edit is not None and a.edit.changes is not None and uri in a.edit.changes for a in actions)
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, HAZARD + "w.numpy()\n"))
+    assert after.uri == uri and after.version == 2 and [d.code for d in after.diagnostics] == ["DET101", "DET101"]
+
+
+@pytest.mark.asyncio
+async def test_notebook_cells_with_percent_encoded_fragments(client: LanguageClient, tmp_path: Path) -> None:
+    """VS Code's cell URIs carry a base64 fragment whose `=` is quoted (`#W1sZmlsZQ%3D%3D`)."""
+    uri = (tmp_path / "nb.ipynb").as_uri()
+    path = uri.removeprefix("file://")
+    cell_uris = [f"vscode-notebook-cell:{path}#W1sZmlsZQ%3D%3D{index}" for index in range(len(NOTEBOOK_CELLS))]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=cell) for cell in cell_uris],
+        ),
+        cell_text_documents=[types.TextDocumentItem(uri=cell, language_id="python", version=1, text=text)
+                             for cell, text in zip(cell_uris, NOTEBOOK_CELLS)],
+    ))
+    published = await published_for(client, cell_uris)
+    assert [d.code for d in published[cell_uris[3]]] == ["DET101"]
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=cell_uris[3])))
+    assert [d.code for d in report.items] == ["DET101"]
+    actions = await code_actions(client, cell_uris[3], NOTEBOOK_CELLS[3], list(published[cell_uris[3]]),
+                                 only=[types.CodeActionKind.QuickFix])
+    fix = next(action for action in actions if "noqa" not in action.title)
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert apply_edits(NOTEBOOK_CELLS[3], list(fix.edit.changes[cell_uris[3]])) == "pred = out.detach().cpu().numpy()"
+
+
 HELPER = (
     "import torch\n"
     "def show(t):\n"
@@ -358,6 +411,51 @@ async def test_severity_from_initialization_options(error_client: LanguageClient
     uri = (tmp_path / "train.py").as_uri()
     published = await next_publish(error_client, lambda: open_document(error_client, uri, HAZARD))
     assert [d.severity for d in published.diagnostics] == [types.DiagnosticSeverity.Error]
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "flake8_detach", "lsp", "--debounce-ms", str(DEBOUNCE_MS)]
+    )
+)
+async def bounded_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    accept_registrations(lsp_client)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"maxFileLines": 50, "maxFileBytes": 4000}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_document_over_the_size_bound_is_skipped_with_a_note(bounded_client: LanguageClient, tmp_path: Path) -> None:
+    client = bounded_client
+    uri = (tmp_path / "generated.py").as_uri()
+    long_text = HAZARD + "x = 1\n" * 60
+    published = await next_publish(client, lambda: open_document(client, uri, long_text))
+    (note,) = published.diagnostics  # not silence, and not the hazard: the file is not analysed
+    assert note.severity == types.DiagnosticSeverity.Information and note.range.start == types.Position(line=0, character=0)
+    assert note.message.startswith("flake8-detach does not analyse this file: 64 lines, over the 50-line bound")
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert list(report.items) == [note]
+    assert await code_actions(client, uri, long_text, [note]) == []
+    wide_text = HAZARD + "s = '" + "\u00e9" * 2000 + "'\n"  # 2,000 characters, 4,000 bytes of UTF-8
+    after = await next_publish(client, lambda: replace_text(client, uri, 2, wide_text))
+    (note,) = after.diagnostics
+    assert "4,0" in note.message and "bytes, over the 4,000-byte bound (maxFileBytes)" in note.message
+    small = await next_publish(client, lambda: replace_text(client, uri, 3, HAZARD))
+    assert [d.code for d in small.diagnostics] == ["DET101"]  # under the bound again: analysed
+
+
+def test_the_default_size_bound() -> None:
+    from flake8_detach.lsp.server import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, DetachLanguageServer
+
+    server = DetachLanguageServer()
+    assert (server.max_bytes, server.max_lines) == (DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES) == (2_000_000, 50_000)
+    assert server.too_large("x = 1\n" * 40_000) is None
+    assert server.too_large("x = 1\n" * 50_000) == "50,001 lines, over the 50,000-line bound (maxFileLines)"
+    assert server.too_large("x = '" + "a" * 2_000_001 + "'\n").endswith("bytes, over the 2,000,000-byte bound (maxFileBytes)")
 
 
 @pytest.mark.asyncio
@@ -512,5 +610,154 @@ def test_a_new_version_with_the_same_text_reuses_the_analysis(monkeypatch: pytes
         saved = await lint(4, HAZARD)
         assert len(checked) == 3 and saved.version == 4
         assert saved.report is undone.report and edited.report is not undone.report
+
+    asyncio.run(scenario())
+
+
+def in_process_server(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, int]]:
+    """A server with pygls' real workspace, counting the analyses and the fixer's runs."""
+    from pygls.workspace import Workspace
+
+    from flake8_detach.lsp import server as server_module
+
+    server = server_module.create_server(debounce_seconds=0)
+    server.protocol._workspace = Workspace(None)
+    counts = {"check": 0, "fix": 0}
+    check_text, fix_source = server_module.check_text, server_module.fix_source
+
+    def counted_check(*args: Any) -> Any:
+        counts["check"] += 1
+        return check_text(*args)
+
+    def counted_fix(*args: Any, **kwargs: Any) -> Any:
+        counts["fix"] += 1
+        return fix_source(*args, **kwargs)
+
+    monkeypatch.setattr(server_module, "check_text", counted_check)
+    monkeypatch.setattr(server_module, "fix_source", counted_fix)
+    return server, counts
+
+
+def test_code_actions_answer_from_the_analysis_and_never_rerun_the_fixer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    server, counts = in_process_server(monkeypatch)
+    uri = (tmp_path / "train.py").as_uri()
+    text = HAZARD + "w.numpy()\n"
+    server.workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+
+    def request(only: list[str] | None, line: int) -> types.CodeActionParams:
+        return types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=only))
+
+    async def scenario() -> None:
+        result = await server.analysis(uri)
+        assert result.report.fixes is not None  # the fixes were rendered by the lint, off the loop
+        first = await server.code_actions(request(None, 2))
+        # The cursor moved: the answer comes at once, fix-all once the fixer (started now) is done.
+        assert [a.kind for a in first] == [types.CodeActionKind.QuickFix] * 2
+        for _ in range(100):
+            if result.fix_all_done:
+                break
+            await asyncio.sleep(0.02)
+        for line in (2, 3, 2, 3, 2):
+            actions = await server.code_actions(request(None, line))
+            assert [a.kind for a in actions][-1] == "source.fixAll.flake8-detach"
+        (fix_all,) = await server.code_actions(request(["source.fixAll"], 0))
+        assert counts == {"check": 1, "fix": 1}, counts
+        # Asked for by name (on save), on a version not fixed yet: the fixer runs, and is awaited.
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=2, text=text + "w.numpy()\n"))
+        await server.analysis(uri)
+        (fix_all,) = await server.code_actions(request(["source.fixAll"], 0))
+        assert fix_all.edit is not None and counts == {"check": 2, "fix": 2}, counts
+
+    asyncio.run(scenario())
+
+
+def test_rapid_edits_run_one_analysis_at_a_time_and_publish_only_current_versions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """20 edits 0.1 s apart, an analysis of 0.25 s: a superseded lint's thread is not run beside
+    the next one (a thread cannot be cancelled), and no outdated version is ever published."""
+    import time
+
+    from flake8_detach.lsp import server as server_module
+
+    server, counts = in_process_server(monkeypatch)
+    server.debounce_seconds = 0.05
+    counted = server_module.check_text
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.25)
+        return counted(*args)
+
+    monkeypatch.setattr(server_module, "check_text", slow)
+    published: list[tuple[int, int]] = []  # (published version, the buffer's version then)
+
+    def publish(params: types.PublishDiagnosticsParams) -> None:
+        published.append((params.version, server.document(params.uri).version))
+
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", publish)
+    uri = (tmp_path / "train.py").as_uri()
+
+    def put(version: int, text: str) -> None:
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+
+    async def scenario() -> None:
+        put(1, HAZARD)
+        server.schedule(uri, 0)
+        for version in range(2, 22):
+            await asyncio.sleep(0.1)
+            put(version, HAZARD + f"x = {version}\n")
+            server.schedule(uri, server.debounce_seconds)
+        while server.pending or server.running:
+            await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert counts["check"] <= 10, counts  # 15 before: a cancelled lint's thread ran on beside the next
+    assert published and published[-1][0] == 21
+    assert all(version == current for version, current in published), published
+
+
+def test_a_storm_of_config_events_is_one_relint_per_open_document(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    server, counts = in_process_server(monkeypatch)
+    server.debounce_seconds = 0.1
+    published: list[types.PublishDiagnosticsParams] = []
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", published.append)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.flake8-detach]\nignore = []\n')
+    uris = [(tmp_path / f"m{index}.py").as_uri() for index in range(3)]
+
+    async def settle() -> None:
+        await asyncio.sleep(0.01)
+        while server.pending or server.running:
+            await asyncio.sleep(0.02)
+
+    async def storm(events: int) -> None:
+        for _ in range(events):
+            server.settings_changed()
+            await asyncio.sleep(0.02)
+        await settle()
+
+    async def scenario() -> None:
+        for uri in uris:
+            server.workspace.put_text_document(
+                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=HAZARD))
+            server.schedule(uri, 0)
+        await settle()
+        assert counts["check"] == 3 and all([d.code for d in p.diagnostics] == ["DET101"] for p in published)
+        pyproject.write_text('[tool.flake8-detach]\nignore = ["DET101"]\n')
+        published.clear()
+        await storm(50)
+        assert counts["check"] == 6, counts  # one re-lint per open document, not 50
+        assert len(published) == 3 and all(list(p.diagnostics) == [] for p in published)
+        await storm(10)  # events that change nothing: the settings are the same, nothing re-linted
+        assert counts["check"] == 6, counts
 
     asyncio.run(scenario())

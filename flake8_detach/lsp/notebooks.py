@@ -51,7 +51,10 @@ class NotebookResult:
     texts: dict[int, str]  # code cell number -> its text (every code cell)
 
     def cell_of(self, uri: str) -> int | None:
-        return next((number for number, cell_uri in self.cell_uris.items() if cell_uri == uri), None)
+        from .server import uri_key
+
+        key = uri_key(uri)  # the client may quote a cell's URI otherwise than the notebook lists it
+        return next((number for number, cell_uri in self.cell_uris.items() if uri_key(cell_uri) == key), None)
 
 
 def code_cells(ls: DetachLanguageServer, notebook: types.NotebookDocument) -> list[tuple[int, str, str]]:
@@ -60,7 +63,7 @@ def code_cells(ls: DetachLanguageServer, notebook: types.NotebookDocument) -> li
     for index, cell in enumerate(notebook.cells):
         if cell.kind != types.NotebookCellKind.Code:
             continue
-        document = ls.workspace.text_documents.get(cell.document)
+        document = ls.document(cell.document)  # looked up as pygls keys it (unquoted)
         if document is not None and (document.language_id or "python") == "python":
             cells.append((index, cell.document, document.source))
     return cells
@@ -70,7 +73,10 @@ async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> Noteb
     notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if notebook is None:
         return None
-    cached = ls.notebook_results.get(notebook_uri)
+    from .server import uri_key
+
+    key = uri_key(notebook_uri)
+    cached = ls.notebook_results.get(key)
     if cached is not None and cached.version == notebook.version:
         return cached
     cells = code_cells(ls, notebook)
@@ -85,7 +91,7 @@ async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> Noteb
                             {index + 1: uri for index, uri, _ in cells}, {index + 1: text for index, _, text in cells})
     current = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if current is not None and current.version == notebook.version:
-        ls.notebook_results[notebook_uri] = result
+        ls.notebook_results[key] = result
     return result
 
 

@@ -3,7 +3,10 @@
 It runs the same code as `flake8-detach check` on the editor's buffer (not the file on disk):
 same engine, same `# noqa` handling, same settings (`[tool.flake8-detach]`, or the flake8
 options files), resolved per document. Changes are linted after a short pause (debounced), off
-the event loop, and a result is published only if the buffer has not changed since.
+the event loop, one analysis per buffer at a time (a newer lint waits for the thread of a
+superseded one rather than run beside it), and a result is published only if the buffer has not
+changed since. A storm of config-file events is one re-lint per open buffer, after the same pause.
+A buffer over the size bound (2 MB or 50,000 lines) is not analysed: one note says so.
 
 Each document's latest analysis is kept per version: code actions (sent on every cursor move)
 and pull diagnostics answer from it instead of re-linting. While a buffer does not parse, the
@@ -28,11 +31,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
+from pygls.workspace.text_document import TextDocument
 
 from .. import __version__
 from ..cli.check import check_text
@@ -57,6 +62,14 @@ LOG = logging.getLogger(__name__)
 SOURCE = "flake8-detach"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.flake8-detach"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
+# Beyond these a buffer is not analysed (a generated or data file: minutes and gigabytes to lint);
+# the server says so with one Information diagnostic. initializationOptions maxFileBytes/Lines.
+DEFAULT_MAX_BYTES = 2_000_000
+DEFAULT_MAX_LINES = 50_000
+# A code action request without `only` (every cursor move) answers at once: fix-all from the
+# cache, else left out while the fixer behind it starts this long after the answer has gone (a
+# thread parsing 6,000 lines holds the GIL for a while) and runs in the background.
+FIX_ALL_START_DELAY = 0.05
 # Files whose change may change the settings of open documents.
 CONFIG_FILES = ("pyproject.toml", *FLAKE8_FILES)
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -84,6 +97,12 @@ class LintResult:
     path: Path | None = None  # the document's file (per-file-ignores), if it has one
     lines: list[str] = field(default_factory=list)
     _fix_all: str | None = field(default=None, repr=False)
+    # Derived once per version, so a code action (sent on every cursor move) costs a lookup:
+    # the diagnostics in LSP terms, each one's quick fixes, and the fix-all action.
+    lsp: list[types.Diagnostic] | None = field(default=None, repr=False)
+    actions: dict[int, list[types.CodeAction]] = field(default_factory=dict, repr=False)
+    fix_all_action: types.CodeAction | None = field(default=None, repr=False)
+    fix_all_done: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.lines:
@@ -107,17 +126,48 @@ class DetachLanguageServer(LanguageServer):
         self.debounce_seconds = debounce_seconds
         self.severity = SEVERITIES[severity]
         self.pending: dict[str, asyncio.Task[None]] = {}
+        # The analysis running in a worker thread, per document: a thread cannot be cancelled, so
+        # a newer lint waits for it instead of running beside it (one analysis per buffer at once).
+        self.running: dict[str, asyncio.Future[FileReport]] = {}
         self.reported_config_errors: set[str] = set()
         self.results: dict[str, LintResult] = {}  # the latest analysis of each open document
         self.last_good: dict[str, list[types.Diagnostic]] = {}  # kept while a buffer does not parse
         self.notebook_results: dict[str, NotebookResult] = {}  # the latest analysis of each notebook
+        self.max_bytes = DEFAULT_MAX_BYTES
+        # The fixer behind fix-all, per document: one run at a time, off the event loop.
+        self.fixing: dict[str, asyncio.Task[None]] = {}
+        self.fix_all_start_delay = FIX_ALL_START_DELAY
+        self.max_lines = DEFAULT_MAX_LINES
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def document(self, uri: str) -> TextDocument | None:
+        """The open text document at ``uri``, looked up as pygls keys documents.
+
+        pygls stores documents under their unquoted URI (`file:///c%3A/x.py` as `file:///c:/x.py`),
+        so a lookup by the raw URI misses every percent-encoded one (Windows paths, spaces,
+        non-ASCII names, notebook cells). `get_text_document` makes up a document read from disk
+        for a URI that is not open (it has no version): that is not an open buffer.
+        """
+        document = self.workspace.get_text_document(uri)
+        return document if document.version is not None else None
 
     # -- settings ------------------------------------------------------------------------------
 
     def apply_initialization_options(self, options: object) -> None:
-        """`{"severity": "warning"}` from the client's initializationOptions (or settings)."""
+        """`{"severity": "warning", "maxFileBytes": 2000000, "maxFileLines": 50000}` from the
+        client's initializationOptions (or settings)."""
         if not isinstance(options, dict):
             return
+        for name, attribute in (("maxFileBytes", "max_bytes"), ("maxFileLines", "max_lines")):
+            value = options.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                setattr(self, attribute, value)
+            elif value is not None:
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"flake8-detach: {name} must be a positive integer, not {value!r}",
+                ))
         severity = options.get("severity")
         if isinstance(severity, str) and severity.lower() in SEVERITIES:
             self.severity = SEVERITIES[severity.lower()]
@@ -151,10 +201,21 @@ class DetachLanguageServer(LanguageServer):
         """Only Python buffers are linted (a saved pyproject.toml is a config change, not code)."""
         if self.workspace.get_notebook_document(cell_uri=uri) is not None:
             return False  # a notebook cell: linted with its notebook (lsp/notebooks.py)
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is not None and document.language_id:
             return document.language_id == "python"
         return (to_fs_path(uri) or uri).endswith(PYTHON_SUFFIXES)
+
+    def too_large(self, source: str) -> str | None:
+        """Why the buffer is not analysed (over the size bound), or None."""
+        lines = source.count("\n") + 1
+        if lines > self.max_lines:
+            return f"{lines:,} lines, over the {self.max_lines:,}-line bound (maxFileLines)"
+        if len(source) * 4 > self.max_bytes:  # else it cannot be over: 4 bytes a character at most
+            size = len(source.encode("utf-8", "surrogatepass"))
+            if size > self.max_bytes:
+                return f"{size:,} bytes, over the {self.max_bytes:,}-byte bound (maxFileBytes)"
+        return None
 
     # -- linting -----------------------------------------------------------------------------
 
@@ -170,12 +231,24 @@ class DetachLanguageServer(LanguageServer):
             return FileReport(path)
         return check_text(source, path or uri, config.settings_for(Path(path) if path else None))
 
+    @classmethod
+    def check_and_render(cls, uri: str, source: str, config: Config, root: Path | None) -> FileReport:
+        """`check`, and each diagnostic's fix rendered as an edit (in the same worker thread), so
+        that quick fixes answer from the analysis without touching libcst on the event loop."""
+        report = cls.check(uri, source, config, root)
+        if report.module is not None:
+            report.rendered_fixes()
+        return report
+
     async def analysis(self, uri: str) -> LintResult | None:
         """The analysis of the buffer as it is now: the cached one if the version matches."""
-        document = self.workspace.text_documents.get(uri)
+        key = uri_key(uri)
+        while (busy := self.running.get(key)) is not None:
+            await asyncio.wait([busy])  # an analysis in flight (maybe of this very version)
+        document = self.document(uri)
         if document is None or not self.is_python(uri):
             return None
-        cached = self.results.get(uri)
+        cached = self.results.get(key)
         if cached is not None and cached.version == document.version and cached.source == document.source:
             return cached
         version, source = document.version, document.source
@@ -183,19 +256,38 @@ class DetachLanguageServer(LanguageServer):
         if cached is not None and cached.source == source and cached.config == config:
             # A new version with the same text (a save, an edit undone): the analysis stands.
             reused = replace(cached, version=version)
-            self.results[uri] = reused
+            self.results[key] = reused
             return reused
-        report = await asyncio.to_thread(self.check, uri, source, config, self.project_root(config))
         path = to_fs_path(uri)
-        result = LintResult(version, source, config, report, Path(path) if path else None)
-        current = self.workspace.text_documents.get(uri)
+        skipped = self.too_large(source)
+        if skipped is not None:
+            report = FileReport(path or uri, skipped=skipped)
+            result = LintResult(version, source, config, report, Path(path) if path else None, lines=[""])
+        else:
+            work = asyncio.ensure_future(
+                asyncio.to_thread(self.check_and_render, uri, source, config, self.project_root(config)))
+            self.running[key] = work
+            work.add_done_callback(lambda done: self.running.pop(key, None) if self.running.get(key) is done else None)
+            # Shielded: a newer edit cancels the lint waiting here, not the thread's bookkeeping.
+            report = await asyncio.shield(work)
+            result = LintResult(version, source, config, report, Path(path) if path else None)
+        current = self.document(uri)
         if current is not None and current.version == version:
-            self.results[uri] = result
+            self.results[key] = result
         return result
 
     def lsp_diagnostics(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
         codec = self.workspace.position_codec
         report = result.report
+        if report.skipped is not None:
+            # Not silence: one note at the top saying the buffer is not analysed, and why.
+            start = types.Position(line=0, character=0)
+            return [types.Diagnostic(
+                range=types.Range(start=start, end=start),
+                message=f"flake8-detach does not analyse this file: {report.skipped}",
+                severity=types.DiagnosticSeverity.Information,
+                source=SOURCE,
+            )]
         if report.error is not None and report.error_position is not None:
             # The buffer does not parse (the user is typing): keep what the last good version
             # showed and say where the syntax error is.
@@ -207,19 +299,27 @@ class DetachLanguageServer(LanguageServer):
                 severity=types.DiagnosticSeverity.Error,
                 source=SOURCE,
             )
-            return [*self.last_good.get(uri, []), syntax]
-        diagnostics = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in report.diagnostics]
-        self.last_good[uri] = diagnostics
+            return [*self.last_good.get(uri_key(uri), []), syntax]
+        diagnostics = self.converted(uri, result)
+        self.last_good[uri_key(uri)] = diagnostics
         return diagnostics
+
+    def converted(self, uri: str, result: LintResult) -> list[types.Diagnostic]:
+        """The analysis' diagnostics in LSP terms (converted once per version)."""
+        if result.lsp is None:
+            codec = self.workspace.position_codec
+            result.lsp = [to_lsp_diagnostic(d, result.lines, codec, self.severity, uri) for d in result.report.diagnostics]
+        return result.lsp
 
     async def publish(self, uri: str) -> None:
         """Lint off the event loop, then publish unless the buffer changed in the meantime."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.document(uri)
         if document is None:
             return
+        uri = document.uri  # as the client sent it: published under the URI it knows
         version = document.version
         result = await self.analysis(uri)
-        current = self.workspace.text_documents.get(uri)
+        current = self.document(uri)
         if result is None or current is None or current.version != version:
             return
         self.text_document_publish_diagnostics(
@@ -230,7 +330,8 @@ class DetachLanguageServer(LanguageServer):
         """(Re)start the lint of ``uri`` after ``delay`` seconds; a newer change cancels an older one."""
         if not notebook and not self.is_python(uri):
             return
-        previous = self.pending.pop(uri, None)
+        key = uri_key(uri)
+        previous = self.pending.pop(key, None)
         if previous is not None:
             previous.cancel()
 
@@ -247,28 +348,37 @@ class DetachLanguageServer(LanguageServer):
                     types.LogMessageParams(type=types.MessageType.Error, message=f"flake8-detach: {error!r}")
                 )
             finally:
-                if self.pending.get(uri) is task:
-                    del self.pending[uri]
+                if self.pending.get(key) is task:
+                    del self.pending[key]
 
         task = asyncio.get_running_loop().create_task(later())
-        self.pending[uri] = task
+        self.pending[key] = task
 
     def settings_changed(self) -> None:
-        """A config file changed: forget every analysis and re-lint every open Python buffer."""
-        self.results.clear()
+        """A config file changed: re-lint every open Python buffer whose settings it changed.
+
+        Coalesced: a storm of events (a branch switch, a formatter rewriting pyproject.toml) is
+        one re-lint per open document after the debounce delay, and an analysis whose settings
+        came out the same is kept (each one's settings are compared, not assumed changed).
+        """
+        for key, result in list(self.results.items()):
+            self.results[key] = replace(result, version=None)  # the settings are checked again
         self.notebook_results.clear()
         self.reported_config_errors.clear()
-        for uri in list(self.workspace.text_documents):
-            self.schedule(uri, 0)
-        for uri in list(self.workspace.notebook_documents):
-            self.schedule(uri, 0, notebook=True)
+        # The workspace's keys are unquoted URIs: each document's own `uri` is the client's.
+        for document in list(self.workspace.text_documents.values()):
+            self.schedule(document.uri, self.debounce_seconds)
+        for notebook in list(self.workspace.notebook_documents.values()):
+            self.schedule(notebook.uri, self.debounce_seconds, notebook=True)
 
     def forget(self, uri: str) -> None:
-        pending = self.pending.pop(uri, None)
+        key = uri_key(uri)
+        pending = self.pending.pop(key, None)
         if pending is not None:
             pending.cancel()
-        self.results.pop(uri, None)
-        self.last_good.pop(uri, None)
+        self.results.pop(key, None)
+        self.last_good.pop(key, None)
+        self.notebook_results.pop(key, None)
 
     # -- code actions --------------------------------------------------------------------------
 
@@ -286,7 +396,9 @@ class DetachLanguageServer(LanguageServer):
         if _wants(wanted, types.CodeActionKind.QuickFix):
             actions.extend(self.quick_fixes(uri, result, params.range, codec))
         if _wants(wanted, FIX_ALL_KIND):
-            fix_all = await self.fix_all(uri, result, codec)
+            # Asked for by name (on save): wait for the fixer. Asked for with everything else (a
+            # cursor move): from the cache, else left out while the fixer runs in the background.
+            fix_all = await self.fix_all(uri, result, codec, wait=bool(wanted))
             if fix_all is not None:
                 actions.append(fix_all)
         return actions
@@ -297,30 +409,82 @@ class DetachLanguageServer(LanguageServer):
         """Each diagnostic in range: its fix (where it has one), then "suppress with noqa" (as ruff)."""
         fixes: list[types.CodeAction] = []
         suppressions: list[types.CodeAction] = []
-        for diagnostic, rendered in zip(result.report.diagnostics, result.rendered_fixes()):
-            lsp_diagnostic = to_lsp_diagnostic(diagnostic, result.lines, codec, self.severity, uri)
+        rendered_fixes: list[RenderedFix | None] | None = None
+        for index, lsp_diagnostic in enumerate(self.converted(uri, result)):
             if not overlaps(lsp_diagnostic.range, wanted):
                 continue
-            if rendered is not None:
-                fixes.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(result.lines, rendered.edit, codec)))
-            suppress = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
-            if suppress is not None:
-                suppressions.append(suppress_action(uri, lsp_diagnostic, suppress))
+            actions = result.actions.get(index)
+            if actions is None:  # built once per diagnostic and version
+                if rendered_fixes is None:
+                    rendered_fixes = result.rendered_fixes()  # rendered by the lint already
+                rendered, diagnostic = rendered_fixes[index], result.report.diagnostics[index]
+                actions = []
+                if rendered is not None:
+                    actions.append(fix_action(uri, lsp_diagnostic, rendered, text_edit(result.lines, rendered.edit, codec)))
+                suppress = noqa_edit(result.lines, diagnostic.line, diagnostic.code, codec)
+                if suppress is not None:
+                    actions.append(suppress_action(uri, lsp_diagnostic, suppress))
+                result.actions[index] = actions
+            for action in actions:
+                (suppressions if action.is_preferred is None else fixes).append(action)
         return fixes + suppressions
 
-    async def fix_all(self, uri: str, result: LintResult, codec: PositionCodec) -> types.CodeAction | None:
-        """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version)."""
+    async def fix_all(
+        self, uri: str, result: LintResult, codec: PositionCodec, wait: bool = True
+    ) -> types.CodeAction | None:
+        """Every safe fix at once, through the same fixer as `flake8-detach fix` (once per version,
+        in the background: one run per document at a time). ``wait``: for the fixer if it has not
+        run (fix-all asked for by name); else answer at once, without it until it is done."""
         if not any(d.fix is not None and d.fix.safe for d in result.report.diagnostics):
             return None
-        fixed = await asyncio.to_thread(result.fixed_source)
-        if fixed == result.source:
-            return None
-        edit = minimal_edit(result.source, fixed)
-        return types.CodeAction(
-            title="flake8-detach: fix all safely fixable hazards",
-            kind=FIX_ALL_KIND,
-            edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
-        )
+        if result.fix_all_done:
+            return result.fix_all_action
+        key = uri_key(uri)
+        running = self.fixing.get(key)
+        if running is not None and not running.done():
+            if not wait:
+                return None  # the cursor moved while the fixer runs: answer now, without fix-all
+            await asyncio.shield(running)  # an older version's run: let it finish, then ours
+            if result.fix_all_done:
+                return result.fix_all_action
+
+        def compute() -> None:
+            try:
+                fixed = result.fixed_source()
+            except Exception:  # a bug of ours: no fix-all, and the server goes on
+                LOG.exception("flake8-detach: fix-all failed for %s", uri)
+                fixed = result.source
+            if fixed != result.source:
+                edit = minimal_edit(result.source, fixed)
+                result.fix_all_action = types.CodeAction(
+                    title="flake8-detach: fix all safely fixable hazards",
+                    kind=FIX_ALL_KIND,
+                    edit=types.WorkspaceEdit(changes={uri: [text_edit(result.lines, edit, codec)]}),
+                )
+            result.fix_all_done = True
+
+        async def run() -> None:
+            try:
+                if not wait:
+                    await asyncio.sleep(self.fix_all_start_delay)  # after the answer has gone
+                    if self.results.get(key) is not result:
+                        return  # superseded by an edit meanwhile: the fixer would work for nothing
+                await asyncio.to_thread(compute)
+            finally:
+                if self.fixing.get(key) is task:
+                    del self.fixing[key]
+
+        task = asyncio.get_running_loop().create_task(run())
+        self.fixing[key] = task
+        if wait:
+            await asyncio.shield(task)
+        return result.fix_all_action if result.fix_all_done else None
+
+
+def uri_key(uri: str) -> str:
+    """The key of a document's state here: its URI unquoted, as pygls keys its workspace, so
+    `file:///c%3A/x.py` and `file:///c:/x.py` are one document (lookups go through pygls)."""
+    return unquote(uri)
 
 
 def fix_action(
@@ -486,7 +650,6 @@ def create_server(
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     async def notebook_did_close(ls: DetachLanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.forget(params.notebook_document.uri)
-        ls.notebook_results.pop(params.notebook_document.uri, None)
         for cell in params.cell_text_documents:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
@@ -507,7 +670,9 @@ def create_server(
         if notebook is not None:
             notebook_result = await analyse_notebook(ls, notebook.uri)
             cells = cell_diagnostics(ls, notebook_result) if notebook_result is not None else {}
-            return types.RelatedFullDocumentDiagnosticReport(items=cells.get(params.text_document.uri, []))
+            wanted = uri_key(params.text_document.uri)
+            items = next((found for cell, found in cells.items() if uri_key(cell) == wanted), [])
+            return types.RelatedFullDocumentDiagnosticReport(items=items)
         result = await ls.analysis(params.text_document.uri)
         items = ls.lsp_diagnostics(params.text_document.uri, result) if result is not None else []
         return types.RelatedFullDocumentDiagnosticReport(items=items)
