@@ -10,6 +10,7 @@ unless the problem is :attr:`SyntaxProblem.final`.
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 
 # SyntaxErrors that are CPython's limits, not grammar a newer Python has (libcst has no such limits).
@@ -28,7 +29,11 @@ class SyntaxProblem:
 def python_parse(source: str, filename: str = "<unknown>") -> tuple[ast.AST | None, SyntaxProblem | None]:
     """The module's ``ast`` tree, or None and why this Python cannot read it."""
     try:
-        return ast.parse(source, filename), None
+        # A SyntaxWarning (`1if x`, an invalid escape) is the compiler talking to whoever runs the
+        # file, not a finding: it must not reach our stderr (notebooks parse cells the same way).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.parse(source, filename), None
     except SyntaxError as error:
         position = (error.lineno, max((error.offset or 1) - 1, 0)) if error.lineno is not None else None
         return None, SyntaxProblem(syntax_error_text(error.msg, error.lineno, error.offset), position,

@@ -349,3 +349,13 @@ def test_newer_syntax_than_this_python_is_read_by_libcst(tmp_path: Path, capsys:
     code, out, err = run_check(["new.py"], capsys)
     assert (code, err) == (1, "")
     assert diagnostic_lines(out)[0].startswith("new.py:7:3: DET101")
+
+
+def test_a_compiler_warning_is_not_printed(tmp_path: Path) -> None:
+    """`1if x` is a SyntaxWarning from the compiler, not a finding: check and fix stay quiet."""
+    (tmp_path / "w.py").write_text("import torch\nx = 1if True else 2\n")
+    for argv in (["check", "--no-cache", "w.py"], ["fix", "--no-cache", "w.py"]):
+        completed = subprocess.run([sys.executable, "-W", "always", "-m", "flake8_detach", *argv], cwd=tmp_path,
+                                   capture_output=True, text=True, check=False, timeout=120)
+        assert completed.returncode == 0, completed.stderr
+        assert "Warning" not in completed.stderr
