@@ -39,7 +39,6 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Diagnostic
-from .notebooks import MAX_NOTEBOOK_BYTES, CellError
 from .reporting.model import FileReport, RenderedFix
 from .reporting.spans import TextEdit
 from .settings import Settings
@@ -264,7 +263,7 @@ def _unlink(path: str) -> bool:
 def read_for_cache(path: Path) -> bytes | None:
     """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
     try:
-        if path.suffix == ".ipynb" and path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        if path.suffix == ".ipynb" and path.stat().st_size > _max_notebook_bytes():
             return None
         return path.read_bytes()
     except OSError:
@@ -416,9 +415,7 @@ def report_from_data(data: object, path: str, key: str | None = None, content: b
     if cells_data is not None:
         cells = {_int(line, 1, lines): (_int(cell, 1, file_size), _int(in_cell, 1, lines))
                  for line, cell, in_cell in _records(cells_data, 3)}
-    cell_errors = [CellError(_int(cell, 1, file_size), _text(message), _optional_int(line, 1, file_size),
-                             _optional_int(column, 0, file_size), _optional_int(at, 1, file_lines))
-                   for cell, message, line, column, at in _records(data["cell_errors"], 5)]
+    cell_errors = [] if data["cell_errors"] == [] else _cell_errors(data["cell_errors"], file_size, file_lines)
     artifact_lines = None
     if data["artifact_lines"] is not None:
         artifact_lines = {_int(line, 1, lines): _int(at, 1, file_lines)
@@ -435,3 +432,18 @@ def report_from_data(data: object, path: str, key: str | None = None, content: b
         fixes=fixes,
         source=source,
     )
+
+
+def _cell_errors(records: Any, file_size: int, file_lines: int) -> list[Any]:
+    """The cells a notebook's entry says were left out (notebooks.py loads only for those)."""
+    from .notebooks import CellError
+
+    return [CellError(_int(cell, 1, file_size), _text(message), _optional_int(line, 1, file_size),
+                      _optional_int(column, 0, file_size), _optional_int(at, 1, file_lines))
+            for cell, message, line, column, at in _records(records, 5)]
+
+
+def _max_notebook_bytes() -> int:
+    from .notebooks import MAX_NOTEBOOK_BYTES
+
+    return MAX_NOTEBOOK_BYTES

@@ -84,6 +84,7 @@ def test_check_of_a_file_with_no_candidate_loads_no_analysis(tmp_path: Path, cac
         found = probe(f"from flake8_detach.cli import main\nstatus = main({argv!r})", tmp_path)
         assert (found.status, found.output) == (0, "All checks passed!\n")
         assert found.loaded(ANALYSIS + NEVER + LSP) == []
+        assert found.loaded(["flake8_detach.notebooks"]) == []  # a .py run reads no notebook
 
 
 def test_check_of_a_hazard_loads_the_analysis(tmp_path: Path) -> None:

@@ -26,15 +26,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..config import ConfigError, ConfigResolver
 from ..diagnostics import AnalysisError
 from ..files import SourceError, decode_source, read_source, read_stream
-from ..notebooks import (
-    NotebookError,
-    NotebookModule,
-    NotebookSkipped,
-    cell_error_line,
-    notebook_from_bytes,
-    placed_in_cells,
-    read_notebook,
-)
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
 from ..reporting.summary import fix_counts
 from ..reporting.summary import summary as closing_summary
@@ -55,6 +46,7 @@ from .selection import (
 
 if TYPE_CHECKING:
     from ..cache import ResultsCache
+    from ..notebooks import NotebookModule
     from .fixing import FileFix
 
 
@@ -125,6 +117,8 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
 def check_path(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
     """Check one file, from ``data`` when its bytes were already read (and hashed for the cache)."""
     if path.suffix == ".ipynb":
+        from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes, read_notebook
+
         try:
             notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
         except NotebookSkipped as skipped:
@@ -149,6 +143,8 @@ def check_stdin(data: bytes, display_path: str, settings: Settings) -> FileRepor
 def check_notebook_module(notebook: NotebookModule, display_path: str, settings: Settings) -> FileReport:
     """Check a notebook's module (from a file, stdin or the editor) and put its findings in cells:
     positions and the places messages name, the cells left out, and where each lies in the JSON."""
+    from ..notebooks import placed_in_cells
+
     report = check_text(notebook.source, display_path, settings)
     report.cells = notebook.line_map
     report.cell_errors = list(notebook.cell_errors)
@@ -307,8 +303,11 @@ def run(args: argparse.Namespace) -> int:
     checked = iter(done)
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
-        for cell_error in file.cell_errors:
-            print(cell_error_line(file.path, cell_error), file=sys.stderr)
+        if file.cell_errors:
+            from ..notebooks import cell_error_line
+
+            for cell_error in file.cell_errors:
+                print(cell_error_line(file.path, cell_error), file=sys.stderr)
         if file.skipped is not None:
             print(f"{file.path}: {file.skipped}", file=sys.stderr)
     for file in report.errors:

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
-from ..notebooks import CellError, cell_location
 from .spans import TextEdit
 
 if TYPE_CHECKING:  # a clean file's report never holds a tree: libcst loads with the engine
     import libcst as cst
+
+    from ..notebooks import CellError  # notebooks.py loads only where a notebook is read
 
 
 def unicode_path(path: str) -> str:
@@ -66,6 +67,10 @@ class FileReport:
 
     def location(self, line: int) -> tuple[int | None, int]:
         """(cell number or None, line) as the user sees the file: in-cell lines for notebooks."""
+        if self.cells is None:
+            return None, line
+        from ..notebooks import cell_location
+
         return cell_location(self.cells, line)
 
     def rendered_fixes(self) -> list[RenderedFix | None]:

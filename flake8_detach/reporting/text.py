@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..notebooks import display_location
-from .model import Report
+from .model import FileReport, Report
 from .spans import token_length
 from .summary import fixable
 
@@ -32,12 +31,19 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"{style}{text}{RESET}" if color else text
 
 
+def _cell_place(file: FileReport, line: int) -> str:
+    """`path:cell 3:line` (notebooks.py is loaded only for a notebook's report)."""
+    from ..notebooks import display_location
+
+    return display_location(file.path, file.cells, line)
+
+
 def render(report: Report, options: TextOptions = TextOptions()) -> str:
     out: list[str] = []
     for file in report.files:
         lines = file.source.splitlines() if options.show_source and file.source is not None else []
         for diagnostic, fix in zip(file.diagnostics, file.rendered_fixes()):
-            where = display_location(file.path, file.cells, diagnostic.line)
+            where = f"{file.path}:{diagnostic.line}" if file.cells is None else _cell_place(file, diagnostic.line)
             location = _paint(f"{where}:{diagnostic.column + 1}:", BOLD, options.color)
             message = diagnostic.message.removeprefix(diagnostic.code)
             mark = " [*]" if fixable(None if fix is None else fix.safe, options.unsafe_fixes) else ""
