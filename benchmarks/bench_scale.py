@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flake8_detach.engine import analyze
-from flake8_detach.fixer import fix_source
+from flake8_detach.fixing.fixer import fix_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -88,9 +88,9 @@ from typing import Any
 
 from flake8_detach.config import ConfigResolver, discover_config
 from flake8_detach.engine import AnalysisError, analyze
-from flake8_detach.files import SourceError, decode_source, discover
-from flake8_detach.fixer import fix_source
-from flake8_detach.notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
+from flake8_detach.fixing.fixer import fix_source
+from flake8_detach.sources.files import SourceError, decode_source, discover
+from flake8_detach.sources.notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from flake8_detach.suppression import unsuppressed
 
 SOURCE_SUFFIXES = (".py", ".ipynb")

@@ -19,7 +19,7 @@ from .analysis.semantics import (
     NUMPY_REDUCTIONS,
     PLOTTING,
 )
-from .screening import ScreenContext
+from .screen_context import ScreenContext
 
 
 def _any_attribute(node: ast.Attribute, context: ScreenContext) -> bool:

@@ -4,7 +4,7 @@
 
 Each command is a :class:`VisitorBasedCodemodCommand` whose visitor swaps the nodes that the
 core's fixes name; the passes, the choice of fixes and `# noqa` handling are the fixer's own
-(:func:`flake8_detach.fix_passes.fix_module`), so a codemod run and `flake8-detach fix` agree.
+(:func:`flake8_detach.fixing.passes.fix_module`), so a codemod run and `flake8-detach fix` agree.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 
 from .engine import Settings
-from .fix_passes import Replacements, fix_module
+from .fixing.passes import Replacements, fix_module
 from .settings import FIX_STYLES
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import RULE_CODES
-from .files import MAX_SOURCE_BYTES, SourceError, read_file_bytes
 from .settings import (
     FLAKE8_OPTION_FILES,
     SECTION,
@@ -26,6 +25,7 @@ from .settings import (
     validate_dotted_names,
     validate_fix_style,
 )
+from .sources.files import MAX_SOURCE_BYTES, SourceError, read_file_bytes
 
 KEYS: tuple[str, ...] = (
     "select",

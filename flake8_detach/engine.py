@@ -26,8 +26,9 @@ from .analysis.facts import Facts
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Interpreter
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
-from .fixes import restyle
+from .fixing.rewrites import restyle
 from .positions import start_positions, statement_start_positions
+from .rules import selected_rules
 from .screening import worth_analysing
 from .settings import DEFAULT_SETTINGS, Settings
 
@@ -187,7 +188,7 @@ def analyze_module(
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
     the statements that hold a diagnostic only.
     """
-    rules = settings.rules()
+    rules = selected_rules(settings.select, settings.ignore)
     try:
         imports = ImportTable.from_module(module)
     except RecursionError as error:

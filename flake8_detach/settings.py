@@ -9,12 +9,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .catalog import RuleScreen, selected_screens
-
-if TYPE_CHECKING:
-    from .rules.base import Rule
 
 # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
 FIX_STYLES: tuple[str, ...] = ("chain", "force")
@@ -69,13 +65,6 @@ class Settings:
     converting_functions: frozenset[str] = frozenset()
     # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
     fix_style: str = "chain"
-
-    def rules(self) -> tuple[Rule, ...]:
-        from .rules import (
-            selected_rules,  # the rules import libcst: only files past the screen need them
-        )
-
-        return selected_rules(self.select, self.ignore)
 
     def screens(self) -> tuple[RuleScreen, ...]:
         return selected_screens(self.select, self.ignore)

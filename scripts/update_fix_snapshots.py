@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from flake8_detach.fixer import fix_source
+from flake8_detach.fixing.fixer import fix_source
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

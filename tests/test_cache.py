@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from flake8_detach import cache as cache_module
-from flake8_detach.cache import SUBFOLDER, ResultsCache
 from flake8_detach.cli import check as check_module
 from flake8_detach.cli import main
+from flake8_detach.sources import cache as cache_module
+from flake8_detach.sources.cache import SUBFOLDER, ResultsCache
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

@@ -248,7 +248,7 @@ def test_a_file_named_explicitly_is_checked_whatever_its_name(tmp_path: Path, ca
 
 
 def test_is_path_excluded_looks_at_folders_between_root_and_file(tmp_path: Path) -> None:
-    from flake8_detach.files import is_path_excluded
+    from flake8_detach.sources.files import is_path_excluded
 
     assert is_path_excluded(tmp_path / ".venv" / "lib" / "x.py", (), tmp_path)
     assert is_path_excluded(tmp_path / "gen" / "x.py", ("gen",), tmp_path)

@@ -12,7 +12,7 @@ from libcst.codemod import CodemodContext, TransformSuccess, transform_module
 
 from flake8_detach import codemods
 from flake8_detach.engine import Settings
-from flake8_detach.fixer import fix_source
+from flake8_detach.fixing.fixer import fix_source
 
 GRAD_ON_DEVICE = "import torch\nw = torch.ones(3, requires_grad=True).cuda()\n"
 SOURCE = GRAD_ON_DEVICE + "a = w.numpy()\nb = w.cpu().detach()\nc = w.data.clone()\nw.data.zero_()\n"

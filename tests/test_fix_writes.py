@@ -24,8 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flake8_detach import cli, fixer
-from flake8_detach.fixer import CHANGED_ON_DISK, FixFileError, fix_file
+from flake8_detach import cli
+from flake8_detach.fixing import fixer
+from flake8_detach.fixing.fixer import CHANGED_ON_DISK, FixFileError, fix_file
 
 SOURCE = b"import torch\nw = torch.ones(2, requires_grad=True)\na = w.numpy()\n"
 FIXED = SOURCE.replace(b".numpy()", b".detach().numpy()")

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from flake8_detach import fix_passes, fixer
 from flake8_detach.engine import Settings, check_source
-from flake8_detach.fixer import FixFileError, fix_file, fix_source
+from flake8_detach.fixing import fixer
+from flake8_detach.fixing import passes as fix_passes
+from flake8_detach.fixing.fixer import FixFileError, fix_file, fix_source
 from flake8_detach.rules import ALL_RULES
 
 REPO = Path(__file__).resolve().parent.parent
@@ -482,7 +483,7 @@ def test_a_failed_write_leaves_the_file_and_no_temporary(tmp_path, monkeypatch):
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(fixer.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(FixFileError, match="cannot write: Permission denied"):
         fix_file(path)
     assert path.read_bytes() == original
@@ -687,7 +688,7 @@ def test_internal_error_leaves_the_text_unchanged_with_a_message(monkeypatch) ->
 
 def test_configured_converting_function_is_fixed_like_flake8_reports_it() -> None:
     from flake8_detach import Settings, check_source
-    from flake8_detach.fixer import fix_source
+    from flake8_detach.fixing.fixer import fix_source
 
     source = (
         "import torch\nfrom myproj.plots import show\n"

@@ -32,7 +32,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from flake8_detach.diagnostics import Diagnostic
 from flake8_detach.engine import AnalysisError, analyze, parse
-from flake8_detach.fixer import FixResult, fix_source
+from flake8_detach.fixing.fixer import FixResult, fix_source
 
 FIXTURES = sorted(Path(__file__).resolve().parent.parent.joinpath("fixtures").glob("*/*.py"))
 FIXTURE_SOURCES = [path.read_text(encoding="utf-8") for path in FIXTURES]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from flake8_detach import cli, config
 from flake8_detach.config import ConfigError, ConfigResolver, discover_config
-from flake8_detach.files import MAX_SOURCE_BYTES, SourceError, discover, read_file_bytes
+from flake8_detach.sources.files import MAX_SOURCE_BYTES, SourceError, discover, read_file_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 HAZARD = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n"

@@ -382,7 +382,7 @@ async def test_suppress_with_noqa_action(client: LanguageClient, tmp_path: Path)
 def test_noqa_edit_adds_merges_or_leaves_alone() -> None:
     from pygls.workspace.position_codec import PositionCodec
 
-    from flake8_detach.lsp.server import noqa_edit
+    from flake8_detach.lsp.convert import noqa_edit
 
     codec = PositionCodec()
     added = noqa_edit(["w.numpy()"], 1, "DET101", codec)

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flake8_detach.fixer import fix_file, fix_notebook_data
-from flake8_detach.notebook_json import JsonLayout
+from flake8_detach.fixing.fixer import fix_file, fix_notebook_data
+from flake8_detach.sources.notebook_json import JsonLayout
 
 CLEAN = [
     "import torch",

@@ -12,7 +12,8 @@ from conftest import FIXTURES, REPO, diagnostic_lines
 
 from flake8_detach import check_source
 from flake8_detach.cli import main
-from flake8_detach.notebooks import MAX_NOTEBOOK_BYTES, mask_ipython, parse_notebook
+from flake8_detach.sources.files import MAX_NOTEBOOK_BYTES
+from flake8_detach.sources.notebooks import mask_ipython, parse_notebook
 
 NOTEBOOKS = FIXTURES / "notebooks"
 TRAIN = NOTEBOOKS / "train_across_cells.ipynb"
@@ -376,7 +377,7 @@ def test_a_continued_shell_escape_round_trips_through_fix(work: Path, capsys: py
 
 
 def test_a_fix_that_moves_an_ipython_line_is_refused_not_guessed() -> None:
-    from flake8_detach.notebooks import FixNotMappable, split_cells
+    from flake8_detach.sources.notebooks import FixNotMappable, split_cells
 
     module = parse_notebook(notebook("import torch\nif True:\n    %ls\n    x = 1"))
     assert split_cells(module, module.source) == {0: "import torch\nif True:\n    %ls\n    x = 1"}
@@ -416,8 +417,8 @@ def test_a_malformed_cell_is_reported_and_the_rest_analysed(work: Path, capsys: 
 
 def test_a_refused_fix_is_one_error_and_the_notebook_is_untouched(work: Path, capsys: pytest.CaptureFixture[str],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from flake8_detach import fixer
-    from flake8_detach.notebooks import FixNotMappable
+    from flake8_detach.fixing import fixer
+    from flake8_detach.sources.notebooks import FixNotMappable
 
     def refuse(*_: object) -> None:
         raise FixNotMappable("the fix changed the IPython line 1 of cell 1 ('%ls') or the lines around it; not fixed")

@@ -277,7 +277,7 @@ def _sources_with_fixes() -> list[tuple[str, str]]:
 def test_each_fix_edit_is_exactly_libcsts_rewrite() -> None:
     """Every fix of every fixture, as a text edit, gives what applying it to the tree gives."""
     from flake8_detach.engine import AnalysisError, analyze
-    from flake8_detach.fix_passes import replace_nodes
+    from flake8_detach.fixing.passes import replace_nodes
     from flake8_detach.reporting.fix_spans import fix_edits
 
     checked = 0

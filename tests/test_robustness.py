@@ -26,8 +26,8 @@ import pytest
 
 from flake8_detach import cli
 from flake8_detach.engine import AnalysisError, analyze
-from flake8_detach.files import SourceError, read_source
-from flake8_detach.fixer import FixFileError, fix_file
+from flake8_detach.fixing.fixer import FixFileError, fix_file
+from flake8_detach.sources.files import SourceError, read_source
 
 HEADER = "import torch\nw = torch.ones(2, requires_grad=True)\n"
 FLAGGED = "a = w.numpy()\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-ANALYSIS = ("libcst", "flake8_detach.engine", "flake8_detach.fix_passes", "flake8_detach.rules")
+ANALYSIS = ("libcst", "flake8_detach.engine", "flake8_detach.fixing.passes", "flake8_detach.rules")
 NEVER = ("torch", "numpy")
 LSP = ("pygls", "lsprotocol")
 # Imports torch, uses it, and gives no rule a candidate: the screen passes over it.
@@ -84,7 +84,7 @@ def test_check_of_a_file_with_no_candidate_loads_no_analysis(tmp_path: Path, cac
         found = probe(f"from flake8_detach.cli import main\nstatus = main({argv!r})", tmp_path)
         assert (found.status, found.output) == (0, "All checks passed!\n")
         assert found.loaded(ANALYSIS + NEVER + LSP) == []
-        assert found.loaded(["flake8_detach.notebooks"]) == []  # a .py run reads no notebook
+        assert found.loaded(["flake8_detach.sources.notebooks"]) == []  # a .py run reads no notebook
 
 
 def test_check_of_a_hazard_loads_the_analysis(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_the_language_server_starts_without_the_analysis(tmp_path: Path) -> None
 def test_the_language_server_loads_the_analysis_on_demand(tmp_path: Path) -> None:
     pytest.importorskip("pygls", reason="pygls is in the lsp extra")
     found = probe("from flake8_detach.lsp.server import load_analysis\nload_analysis()", tmp_path)
-    assert {"libcst", "flake8_detach.engine", "flake8_detach.fix_passes"} <= found.modules
+    assert {"libcst", "flake8_detach.engine", "flake8_detach.fixing.passes"} <= found.modules
 
 
 def test_config_resolution_walks_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from flake8_detach.engine import AnalysisError, analyze
-from flake8_detach.notebooks import NotebookError, NotebookSkipped, read_notebook
+from flake8_detach.sources.notebooks import NotebookError, NotebookSkipped, read_notebook
 
 
 def main(corpus: str, out: str) -> None:

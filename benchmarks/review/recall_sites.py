@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from flake8_detach.notebooks import read_notebook
+from flake8_detach.sources.notebooks import read_notebook
 
 PLOTTING = frozenset(
     "plot scatter imshow hist bar barh errorbar fill_between step stem contour contourf pcolormesh "

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import ConfigError, ConfigResolver
 from ..diagnostics import AnalysisError
-from ..files import SourceError, decode_source, read_source, read_stream
 from ..reporting import FORMATS, FileReport, Report, TextOptions, render
 from ..reporting.summary import fix_counts
 from ..reporting.summary import summary as closing_summary
 from ..screening import worth_analysing
 from ..settings import Settings
+from ..sources.files import SourceError, decode_source, read_source, read_stream
 from ..syntax import one_line, python_parse
 from .output import write_output_file
 from .parallel import PARALLEL_MIN_FILES, map_files
@@ -45,8 +45,8 @@ from .selection import (
 )
 
 if TYPE_CHECKING:
-    from ..cache import ResultsCache
-    from ..notebooks import NotebookModule
+    from ..sources.cache import ResultsCache
+    from ..sources.notebooks import NotebookModule
     from .fixing import FileFix
 
 
@@ -117,7 +117,12 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
 def check_path(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
     """Check one file, from ``data`` when its bytes were already read (and hashed for the cache)."""
     if path.suffix == ".ipynb":
-        from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes, read_notebook
+        from ..sources.notebooks import (
+            NotebookError,
+            NotebookSkipped,
+            notebook_from_bytes,
+            read_notebook,
+        )
 
         try:
             notebook = read_notebook(path) if data is None else notebook_from_bytes(data, str(path))
@@ -143,7 +148,7 @@ def check_stdin(data: bytes, display_path: str, settings: Settings) -> FileRepor
 def check_notebook_module(notebook: NotebookModule, display_path: str, settings: Settings) -> FileReport:
     """Check a notebook's module (from a file, stdin or the editor) and put its findings in cells:
     positions and the places messages name, the cells left out, and where each lies in the JSON."""
-    from ..notebooks import placed_in_cells
+    from ..sources.notebooks import placed_in_cells
 
     report = check_text(notebook.source, display_path, settings)
     report.cells = notebook.line_map
@@ -172,7 +177,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     if cache is None:
         return _check_uncached([(path, settings, None) for path, settings in jobs_list], jobs, with_fixes,
                                _offset(progress, 0, total))
-    from ..cache import MODE_CHECK, read_for_cache
+    from ..sources.cache import MODE_CHECK, read_for_cache
 
     reports: list[FileReport | None] = []
     misses: list[tuple[int, Job, str | None]] = []
@@ -304,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
     report = Report([next(checked) if isinstance(slot, Path) else slot for slot in slots])
     for file in report.files:
         if file.cell_errors:
-            from ..notebooks import cell_error_line
+            from ..sources.notebooks import cell_error_line
 
             for cell_error in file.cell_errors:
                 print(cell_error_line(file.path, cell_error), file=sys.stderr)
@@ -333,7 +338,7 @@ def run(args: argparse.Namespace) -> int:
 
 def open_cache(args: argparse.Namespace) -> ResultsCache | None:
     """The results cache of ``--cache-dir`` (``--no-cache`` runs never load the module)."""
-    from ..cache import ResultsCache, default_directory
+    from ..sources.cache import ResultsCache, default_directory
 
     return ResultsCache.open(args.cache_dir or default_directory())
 

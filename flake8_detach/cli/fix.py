@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import ConfigError, ConfigResolver
-from ..files import SourceError, decode_source, read_stream
-from ..fixer import FixFileError, fix_notebook_data, fix_source
-from ..notebooks import cell_error_line, display_location
+from ..fixing.fixer import FixFileError, fix_notebook_data, fix_source
 from ..settings import FIX_STYLES, Settings
+from ..sources.files import SourceError, decode_source, read_stream
+from ..sources.notebooks import cell_error_line, display_location
 from .check import open_cache
 from .fixing import FileFix, changes_of, fix_paths, write_diff
 from .progress import add_progress_option, progress_bar

@@ -1,10 +1,10 @@
 """Fixing files on disk for `fix` and `check --fix`: one loop, one cache, one account per file.
 
-Each file is fixed with :func:`flake8_detach.fixer.fix_file` and comes back as a
+Each file is fixed with :func:`flake8_detach.fixing.fixer.fix_file` and comes back as a
 :class:`FileFix`: what was changed (for `--diff`) and a `check`-style :class:`FileReport` of what
 is left, so `fix` lists it and `check --fix` renders it in any format.
 
-As `check` does, the loop keeps a cache (:mod:`flake8_detach.cache`): a file that a run left with
+As `check` does, the loop keeps a cache (:mod:`flake8_detach.sources.cache`): a file that a run left with
 nothing (more) to fix, at the same bytes, settings, fix style and unsafe flag, is not analysed
 again; its entry says what is left in it. A file the run rewrote is stored under its new bytes.
 """
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..cache import MODE_FIX, MODE_FIX_UNSAFE, ResultsCache, read_for_cache
 from ..diagnostics import Diagnostic
-from ..files import SourceError, decode_source
-from ..fixer import FixFileError, FixResult, fix_file
-from ..notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
+from ..fixing.fixer import FixFileError, FixResult, fix_file
 from ..reporting import FileReport
 from ..settings import Settings
+from ..sources.cache import MODE_FIX, MODE_FIX_UNSAFE, ResultsCache, read_for_cache
+from ..sources.files import SourceError, decode_source
+from ..sources.notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
 from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress
 
@@ -188,6 +188,6 @@ def _with_final_newlines(lines: Iterable[str], what: str) -> Iterator[str]:
 
 def _fixable(remaining: list[Diagnostic], unsafe: bool) -> bool:
     """Whether another pass would fix any of ``remaining`` (their tree is loaded, so libcst is)."""
-    from ..fix_passes import choose_fixes
+    from ..fixing.passes import choose_fixes
 
     return bool(choose_fixes(remaining, unsafe))

@@ -36,23 +36,11 @@ def write_output_file(path: Path, text: str, program: str) -> bool:
 
 
 def _replace(target: Path, data: bytes, mode: int | None) -> None:
-    import tempfile  # only a run with --output-file needs it
+    from ..sources.writing import replace_file  # only a run with --output-file needs it
 
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if mode is None:  # a new file gets what open() would give it: 0o666 less the umask
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    if mode is None:  # a new file gets what open() would give it: 0o666 less the umask
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    chosen = mode
+    replace_file(target, data, prepare=lambda fd, temporary: os.chmod(temporary, chosen))

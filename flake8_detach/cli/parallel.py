@@ -49,7 +49,7 @@ def map_files(function: Callable[[Item], Result], items: Sequence[Item], jobs: i
 
 def preload_analysis() -> None:
     """Import what a file that passes the screen needs (checking and fixing import it on demand)."""
-    from .. import engine, fix_passes, suppression  # noqa: F401
+    from .. import suppression  # noqa: F401
     from ..reporting import fix_spans  # noqa: F401
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, split_comma_list
-from ..files import NOT_REGULAR, discover, unreadable
+from ..sources.files import NOT_REGULAR, discover, unreadable
 from .parallel import PARALLEL_MIN_FILES
 
 

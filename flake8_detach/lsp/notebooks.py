@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -22,13 +22,43 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..cli.check import check_notebook_module
 from ..diagnostics import Diagnostic
-from ..notebooks import CellError, NotebookModule, assemble
 from ..reporting.model import FileReport
 from ..reporting.spans import TextEdit
-from .convert import position, split_lines, text_edit
+from ..sources.notebooks import CellError, NotebookModule, assemble
+from .convert import (
+    SOURCE,
+    fix_action,
+    noqa_edit,
+    overlaps,
+    position,
+    split_lines,
+    suppress_action,
+    text_edit,
+    to_lsp_diagnostic,
+    uri_key,
+)
 
 if TYPE_CHECKING:
-    from .server import DetachLanguageServer
+    from pygls.workspace import Workspace
+    from pygls.workspace.text_document import TextDocument
+
+    from ..config import Config
+
+
+class NotebookHost(Protocol):
+    """What the notebook support needs of the language server (which passes itself)."""
+
+    severity: types.DiagnosticSeverity
+    notebook_results: dict[str, NotebookResult]
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    def document(self, uri: str) -> TextDocument | None: ...
+
+    def config_for(self, uri: str) -> Config: ...
+
+    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
 
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
@@ -51,13 +81,12 @@ class NotebookResult:
     texts: dict[int, str]  # code cell number -> its text (every code cell)
 
     def cell_of(self, uri: str) -> int | None:
-        from .server import uri_key
 
         key = uri_key(uri)  # the client may quote a cell's URI otherwise than the notebook lists it
         return next((number for number, cell_uri in self.cell_uris.items() if uri_key(cell_uri) == key), None)
 
 
-def code_cells(ls: DetachLanguageServer, notebook: types.NotebookDocument) -> list[tuple[int, str, str]]:
+def code_cells(ls: NotebookHost, notebook: types.NotebookDocument) -> list[tuple[int, str, str]]:
     """(index, cell URI, text) of the notebook's code cells, in order."""
     cells = []
     for index, cell in enumerate(notebook.cells):
@@ -69,11 +98,10 @@ def code_cells(ls: DetachLanguageServer, notebook: types.NotebookDocument) -> li
     return cells
 
 
-async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> NotebookResult | None:
+async def analyse_notebook(ls: NotebookHost, notebook_uri: str) -> NotebookResult | None:
     notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if notebook is None:
         return None
-    from .server import uri_key
 
     key = uri_key(notebook_uri)
     cached = ls.notebook_results.get(key)
@@ -95,9 +123,8 @@ async def analyse_notebook(ls: DetachLanguageServer, notebook_uri: str) -> Noteb
     return result
 
 
-def cell_diagnostics(ls: DetachLanguageServer, result: NotebookResult) -> dict[str, list[types.Diagnostic]]:
+def cell_diagnostics(ls: NotebookHost, result: NotebookResult) -> dict[str, list[types.Diagnostic]]:
     """Each code cell's diagnostics, positioned in the cell (every cell gets a list, maybe empty)."""
-    from .server import to_lsp_diagnostic
 
     codec = ls.workspace.position_codec
     per_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.all_uris.values()}
@@ -136,7 +163,6 @@ def _related_in_cell(result: NotebookResult, diagnostic: Diagnostic, cell_lines:
 
 def _left_out(error: CellError, lines: list[str], codec: PositionCodec) -> types.Diagnostic:
     """An error at the syntax error of a cell left out of the analysis (nothing else is said there)."""
-    from .server import SOURCE
 
     start = position(lines, error.line or 1, max((error.column or 1) - 1, 0), codec)
     return types.Diagnostic(
@@ -152,7 +178,7 @@ def _in_cell(diagnostic: Diagnostic, line: int) -> Diagnostic:
     return replace(diagnostic, line=line, related=None)
 
 
-async def publish_notebook(ls: DetachLanguageServer, notebook_uri: str) -> None:
+async def publish_notebook(ls: NotebookHost, notebook_uri: str) -> None:
     notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if notebook is None:
         return
@@ -175,10 +201,9 @@ def cell_edit(result: NotebookResult, number: int, edit: TextEdit) -> TextEdit |
 
 
 async def cell_code_actions(
-    ls: DetachLanguageServer, params: types.CodeActionParams
+    ls: NotebookHost, params: types.CodeActionParams
 ) -> list[types.CodeAction] | None:
     """Quick fixes and noqa suppressions for a notebook cell; None when the URI is not a cell."""
-    from .server import fix_action, noqa_edit, overlaps, suppress_action, to_lsp_diagnostic
 
     uri = params.text_document.uri
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)

@@ -26,12 +26,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -42,13 +40,24 @@ from pygls.workspace.text_document import TextDocument
 from .. import __version__
 from ..cli.check import check_text
 from ..config import FLAKE8_FILES, Config, ConfigError, discover_config
-from ..diagnostics import Diagnostic
-from ..files import is_path_excluded
-from ..fixer import fix_source
+from ..fixing.fixer import fix_source
 from ..reporting.model import FileReport, RenderedFix
-from ..reporting.spans import minimal_edit, token_length
-from ..rule_pages import rule_page_uri
-from .convert import position, split_lines, text_edit
+from ..reporting.spans import minimal_edit
+from ..sources.files import is_path_excluded
+from .convert import (
+    DEFAULT_SEVERITY,
+    SEVERITIES,
+    SOURCE,
+    fix_action,
+    noqa_edit,
+    overlaps,
+    position,
+    split_lines,
+    suppress_action,
+    text_edit,
+    to_lsp_diagnostic,
+    uri_key,
+)
 from .notebooks import (
     NOTEBOOK_SYNC,
     NotebookResult,
@@ -59,7 +68,6 @@ from .notebooks import (
 )
 
 LOG = logging.getLogger(__name__)
-SOURCE = "flake8-detach"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.flake8-detach"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
 # Beyond these a buffer is not analysed (a generated or data file: minutes and gigabytes to lint);
@@ -73,17 +81,8 @@ FIX_ALL_START_DELAY = 0.05
 # Files whose change may change the settings of open documents.
 CONFIG_FILES = ("pyproject.toml", *FLAKE8_FILES)
 PYTHON_SUFFIXES = (".py", ".pyi")
-SEVERITIES: dict[str, types.DiagnosticSeverity] = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
-DEFAULT_SEVERITY = "warning"  # as flake8's diagnostics show through python-lsp-server
-_NOQA_CODES = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
-_BARE_NOQA = re.compile(r"#\s*noqa(?!\s*:)", re.IGNORECASE)
 # What a buffer with something to report needs (libcst among it): loaded in the background.
-ANALYSIS_MODULES = ("flake8_detach.engine", "flake8_detach.fix_passes", "flake8_detach.reporting.fix_spans")
+ANALYSIS_MODULES = ("flake8_detach.engine", "flake8_detach.fixing.passes", "flake8_detach.reporting.fix_spans")
 
 
 @dataclass
@@ -481,102 +480,11 @@ class DetachLanguageServer(LanguageServer):
         return result.fix_all_action if result.fix_all_done else None
 
 
-def uri_key(uri: str) -> str:
-    """The key of a document's state here: its URI unquoted, as pygls keys its workspace, so
-    `file:///c%3A/x.py` and `file:///c:/x.py` are one document (lookups go through pygls)."""
-    return unquote(uri)
-
-
-def fix_action(
-    uri: str, diagnostic: types.Diagnostic, rendered: RenderedFix, edit: types.TextEdit
-) -> types.CodeAction:
-    safety = "" if rendered.safe else " (unsafe)"
-    return types.CodeAction(
-        title=f"{diagnostic.code}: {rendered.description}{safety}",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        is_preferred=rendered.safe,
-        edit=types.WorkspaceEdit(changes={uri: [edit]}),
-    )
-
-
-def suppress_action(uri: str, diagnostic: types.Diagnostic, edit: types.TextEdit) -> types.CodeAction:
-    return types.CodeAction(
-        title=f"{diagnostic.code}: suppress with # noqa: {diagnostic.code}",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        edit=types.WorkspaceEdit(changes={uri: [edit]}),
-    )
-
-
-def noqa_edit(lines: list[str], line: int, code: str, codec: PositionCodec) -> types.TextEdit | None:
-    """The edit that adds ``code`` to the line's `# noqa: ...` comment, or adds the comment."""
-    if not 0 < line <= len(lines):
-        return None
-    text = lines[line - 1]
-    existing = _NOQA_CODES.search(text)
-    if existing is not None:
-        codes = [c for c in re.split(r"[,\s]+", existing["codes"]) if c]
-        if code in codes:
-            return None
-        start, end = existing.span("codes")
-        new_text = ", ".join([*codes, code])
-    elif _BARE_NOQA.search(text):
-        return None  # a bare noqa comment already silences every code on the line
-    else:
-        start = end = len(text)
-        new_text = f"  # noqa: {code}"
-    return types.TextEdit(
-        range=types.Range(start=position(lines, line, start, codec), end=position(lines, line, end, codec)),
-        new_text=new_text,
-    )
-
-
-def to_lsp_diagnostic(
-    diagnostic: Diagnostic,
-    lines: list[str],
-    codec: PositionCodec,
-    severity: types.DiagnosticSeverity = SEVERITIES[DEFAULT_SEVERITY],
-    uri: str | None = None,
-) -> types.Diagnostic:
-    line_text = lines[diagnostic.line - 1] if 0 < diagnostic.line <= len(lines) else ""
-    end = diagnostic.column + token_length(line_text, diagnostic.column)
-    message = diagnostic.message.removeprefix(f"{diagnostic.code} ")
-    related = None
-    if diagnostic.related is not None and uri is not None:
-        # "passed by the call on line N": the editor links to that call.
-        line, column = diagnostic.related
-        start = position(lines, line, column, codec)
-        related = [types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=types.Range(start=start, end=start)),
-            message="the call that passes the value",
-        )]
-    return types.Diagnostic(
-        range=types.Range(
-            start=position(lines, diagnostic.line, diagnostic.column, codec),
-            end=position(lines, diagnostic.line, end, codec),
-        ),
-        message=message,
-        severity=severity,
-        code=diagnostic.code,
-        code_description=types.CodeDescription(href=rule_page_uri(diagnostic.code)),
-        source=SOURCE,
-        related_information=related,
-    )
-
-
 def _wants(only: Sequence[str] | None, kind: str) -> bool:
     """LSP: `only` filters by kind prefix (`source.fixAll` asks for `source.fixAll.flake8-detach`)."""
     if not only:
         return True
     return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
-
-
-def overlaps(a: types.Range, b: types.Range) -> bool:
-    def key(p: types.Position) -> tuple[int, int]:
-        return (p.line, p.character)
-
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
 def load_analysis() -> None:

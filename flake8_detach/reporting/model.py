@@ -12,7 +12,7 @@ from .spans import TextEdit
 if TYPE_CHECKING:  # a clean file's report never holds a tree: libcst loads with the engine
     import libcst as cst
 
-    from ..notebooks import CellError  # notebooks.py loads only where a notebook is read
+    from ..sources.notebooks import CellError  # notebooks.py loads only where a notebook is read
 
 
 def unicode_path(path: str) -> str:
@@ -69,7 +69,7 @@ class FileReport:
         """(cell number or None, line) as the user sees the file: in-cell lines for notebooks."""
         if self.cells is None:
             return None, line
-        from ..notebooks import cell_location
+        from ..sources.notebooks import cell_location
 
         return cell_location(self.cells, line)
 

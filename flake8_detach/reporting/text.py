@@ -33,7 +33,7 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 def _cell_place(file: FileReport, line: int) -> str:
     """`path:cell 3:line` (notebooks.py is loaded only for a notebook's report)."""
-    from ..notebooks import display_location
+    from ..sources.notebooks import display_location
 
     return display_location(file.path, file.cells, line)
 

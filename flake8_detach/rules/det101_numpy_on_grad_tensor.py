@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding
-from ..fixes import insert_detach
+from ..fixing.rewrites import insert_detach
 from .base import (
     CALLER_DEPENDENT_NOTE,
     Invalid,

@@ -8,7 +8,7 @@ from ..analysis.facts import Facts
 from ..analysis.semantics import DEVICE_MOVES
 from ..analysis.values import Flag
 from ..diagnostics import Finding
-from ..fixes import detach_before_move
+from ..fixing.rewrites import detach_before_move
 from .base import Invalid, Rule, method_receiver
 
 

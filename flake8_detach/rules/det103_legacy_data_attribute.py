@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding, Fix
-from ..fixes import (
+from ..fixing.rewrites import (
     data_clone_detach,
     data_to_detach,
     data_write_statement,

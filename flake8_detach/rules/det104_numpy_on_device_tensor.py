@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from ..analysis.facts import Facts
 from ..diagnostics import Finding
-from ..fixes import insert_cpu
+from ..fixing.rewrites import insert_cpu
 from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
 
 

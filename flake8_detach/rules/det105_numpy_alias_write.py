@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from ..analysis.facts import Facts
 from ..diagnostics import Finding, Fix
-from ..fixes import method_call
+from ..fixing.rewrites import method_call
 from .base import Invalid, Rule
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.facts import ConvertingCall, Facts
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
-from ..fixes import method_call
+from ..fixing.rewrites import method_call
 from .base import Invalid, Rule, call_site_note
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..engine import AnalysisError, Settings, analyze
-from ..fixer import fix_source
+from ..fixing.fixer import fix_source
 from ..suppression import unsuppressed
 from .devices import DeviceLeg
 from .execution import RunResult

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import SourceError, discover, read_source
+from ..sources.files import SourceError, discover, read_source
 
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DET\d+(?:\s*,\s*DET\d+)*)")
 REQUIRES = re.compile(r"^#\s*requires:\s*(?P<items>.+?)\s*$")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Settings
-from ..files import discover
+from ..sources.files import discover
 from .checks import (
     FAILED,
     PASSED,

@@ -3,24 +3,23 @@ server, the runtime harness and the snapshots share.
 
 The text is screened first, as the flake8 plugin and `check` screen it: a file no selected rule
 can fire on comes back unchanged without loading the engine or libcst. What passes the screen is
-parsed and fixed in passes by :mod:`flake8_detach.fix_passes`.
+parsed and fixed in passes by :mod:`flake8_detach.fixing.passes`.
 """
 
 from __future__ import annotations
 
-import errno
 import io
 import os
-import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .diagnostics import AnalysisError, Diagnostic
-from .files import NOT_REGULAR, SourceError, read_file_bytes, size_limit, too_large
-from .notebooks import (
+from ..diagnostics import AnalysisError, Diagnostic
+from ..screening import worth_analysing
+from ..settings import DEFAULT_SETTINGS, Settings
+from ..sources.files import SourceError, read_file_bytes
+from ..sources.notebooks import (
     CellError,
     NotebookError,
     NotebookSkipped,
@@ -32,9 +31,14 @@ from .notebooks import (
     render_notebook,
     split_cells,
 )
-from .screening import worth_analysing
-from .settings import DEFAULT_SETTINGS, Settings
-from .syntax import python_parse
+from ..sources.writing import (
+    CHANGED_ON_DISK,
+    FileSnapshot,
+    WriteRefused,
+    read_snapshot,
+    write_atomically,
+)
+from ..syntax import python_parse
 
 if TYPE_CHECKING:  # the libcst passes load only for a file that passes the screen
     import libcst as cst
@@ -90,8 +94,8 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     if not worth_analysing(source, settings):
         return FixResult(source, original=source)
     try:
-        from .engine import parse
-        from .fix_passes import fix_module
+        from ..engine import parse
+        from .passes import fix_module
 
         module = parse(source)
         if module.code != source:  # libcst 1.9 drops a final lone CR and a form feed starting a statement
@@ -109,7 +113,7 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
 
 def _libcst_reads(source: str) -> bool:
     """Whether libcst parses what this Python's ``ast`` refused (newer grammar): then it is Python."""
-    from .engine import parse
+    from ..engine import parse
 
     try:
         parse(source)
@@ -137,78 +141,6 @@ def read_python_bytes(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
-# Writes, as an editor that cares makes them (docs/robustness.md, "Writes"): the bytes are read
-# with the file's identity; right before the rename the file must still be that file (same device,
-# inode, size and modification time, not a symlink swapped in) with the same bytes, or nothing is
-# written. The new file gets the old one's owner, group, mode and extended attributes (ACLs are
-# one) before the rename; where one of them cannot be kept, nothing is written either.
-
-CHANGED_ON_DISK = "changed on disk while fixing; not written (run fix again)"
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows: an lstat check stands in
-_BINARY = getattr(os, "O_BINARY", 0)
-_ACL = "system.posix_acl_access"  # a Linux file's access ACL, as an extended attribute
-_NO_XATTRS = {errno.ENOTSUP, errno.EOPNOTSUPP}
-
-
-@dataclass(frozen=True)
-class FileSnapshot:
-    """A file's bytes and its identity when they were read: what a write must find unchanged.
-
-    ``path`` is the file itself: a symlink named is resolved once, here, and the write goes to
-    the file that was read, whatever the link points to later.
-    """
-
-    path: Path
-    data: bytes
-    identity: tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
-
-
-def _identity(status: os.stat_result) -> tuple[int, int, int, int]:
-    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
-
-
-def _open_file(path: Path) -> int:
-    """A read-only descriptor of ``path`` itself, never of a symlink's target (ELOOP)."""
-    # Non-blocking, so that opening a FIFO swapped in cannot hang; reads block again below.
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY | getattr(os, "O_NONBLOCK", 0))
-    if not _NOFOLLOW and stat.S_ISLNK(os.lstat(path).st_mode):
-        os.close(fd)
-        raise OSError(errno.ELOOP, "a symbolic link", str(path))
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    return fd
-
-
-def _read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks: list[bytes] = []
-    while True:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def read_snapshot(path: str | os.PathLike[str]) -> FileSnapshot:
-    """Read a file's bytes with its identity (OSError when it cannot be read)."""
-    target = Path(os.path.realpath(path))
-    fd = _open_file(target)
-    try:
-        status = os.fstat(fd)  # before the read: a write during the read changes it
-        if stat.S_ISDIR(status.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        if not stat.S_ISREG(status.st_mode):  # a FIFO or a device: never read (files.read_file_bytes)
-            raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
-        limit = size_limit(target)
-        if status.st_size > limit:
-            raise OSError(errno.EFBIG, too_large(target, status.st_size, limit), str(path))
-        data = _read_all(fd)
-    finally:
-        os.close(fd)
-    return FileSnapshot(target, data, _identity(status))
-
-
 def _snapshot_for_writing(path: Path, data: bytes | None) -> FileSnapshot:
     """The snapshot a write will be checked against; ``data``, bytes read before, must match it."""
     try:
@@ -232,123 +164,6 @@ def _outside(snapshot: FileSnapshot, folder: Path | None) -> str | None:
     if snapshot.path == root or root in snapshot.path.parents:
         return None
     return f"a symbolic link to {snapshot.path}, outside {folder}; not written (name the file itself to fix it)"
-
-
-def write_atomically(path: Path, data: bytes, snapshot: FileSnapshot | None = None) -> None:
-    """Replace the file ``snapshot`` read (default: as it is now) with ``data``, atomically.
-
-    The bytes go to a temporary file in the same folder, which gets the file's owner, group, mode
-    and extended attributes (ACLs included), is flushed and fsynced, and is renamed over the file
-    only if the file is still the one read, with the same bytes: :class:`FixFileError` otherwise,
-    as when something cannot be kept. A reader (or a crash) sees the old file or the new one.
-
-    What remains: between the last check (an lstat) and the rename, another program can still
-    replace the file; editors that check before saving have the same window. It is two syscalls.
-    """
-    if snapshot is None:
-        snapshot = read_snapshot(path)
-    target = snapshot.path
-    try:
-        original = _open_file(target)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOENT):  # swapped for a symlink, renamed or deleted
-            raise FixFileError(CHANGED_ON_DISK) from error
-        raise
-    open_original = True
-    try:
-        status = os.fstat(original)
-        if _identity(status) != snapshot.identity:
-            raise FixFileError(CHANGED_ON_DISK)
-        mode = stat.S_IMODE(status.st_mode)
-        if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # a rename would replace it anyway
-            raise PermissionError(errno.EACCES, "the file is read-only", str(path))
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                _copy_metadata(original, status, stream.fileno(), temporary)
-                os.fsync(stream.fileno())
-            # The last checks, as close to the rename as they can be: the file read (by its
-            # descriptor) is unwritten and untouched (ctime: no chmod, chown or xattr change
-            # since its metadata was copied) and has the same bytes, and it is still at its name.
-            now = os.fstat(original)
-            if (_identity(now) != snapshot.identity or now.st_ctime_ns != status.st_ctime_ns
-                    or _read_all(original) != snapshot.data):
-                raise FixFileError(CHANGED_ON_DISK)
-            os.close(original)  # Windows renames nothing over a file held open
-            open_original = False
-            named = os.lstat(target)
-            if not stat.S_ISREG(named.st_mode) or (named.st_dev, named.st_ino) != (status.st_dev, status.st_ino):
-                raise FixFileError(CHANGED_ON_DISK)
-            os.replace(temporary, target)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except FileNotFoundError:
-                pass
-            raise
-    finally:
-        if open_original:
-            os.close(original)
-
-
-def _copy_metadata(source: int, status: os.stat_result, target: int, target_path: str) -> None:
-    """Give the file ``target`` the owner, group, extended attributes and mode of ``source``."""
-    if hasattr(os, "fchown"):
-        current = os.fstat(target)
-        if (current.st_uid, current.st_gid) != (status.st_uid, status.st_gid):
-            try:
-                os.fchown(target, status.st_uid, status.st_gid)
-            except OSError as error:
-                raise FixFileError(f"cannot keep its owner {status.st_uid}:{status.st_gid} "
-                                   f"({error.strerror or error}); not written") from error
-    _copy_xattrs(source, target)
-    if hasattr(os, "fchmod"):
-        os.fchmod(target, stat.S_IMODE(status.st_mode))  # after chown, which clears set-id bits
-    else:
-        os.chmod(target_path, stat.S_IMODE(status.st_mode))
-
-
-def _xattr_names(fd: int) -> list[str]:
-    try:
-        return os.listxattr(fd)
-    except OSError as error:
-        if error.errno in _NO_XATTRS:  # the filesystem has none
-            return []
-        raise
-
-
-def _xattr_label(name: str) -> str:
-    return "its ACL" if name == _ACL else f"its extended attribute {name}"
-
-
-def _copy_xattrs(source: int, target: int) -> None:
-    """Make ``target``'s extended attributes those of ``source`` (Linux; elsewhere nothing to do)."""
-    if not hasattr(os, "listxattr"):
-        return
-    try:
-        wanted = {name: os.getxattr(source, name) for name in _xattr_names(source)}
-    except OSError as error:
-        raise FixFileError(f"cannot read its extended attributes ({error.strerror or error}); not written") from error
-    try:
-        present = _xattr_names(target)
-    except OSError:
-        present = []
-    for name in present:  # what the new file got from its folder (a default ACL) and the old lacks
-        if name not in wanted:
-            try:
-                os.removexattr(target, name)
-            except OSError as error:
-                raise FixFileError(f"cannot remove the extended attribute {name}, which the old file lacks, from "
-                                   f"the new one ({error.strerror or error}); not written") from error
-    for name, value in wanted.items():
-        try:
-            if name in present and os.getxattr(target, name) == value:
-                continue
-            os.setxattr(target, name, value)
-        except OSError as error:
-            raise FixFileError(f"cannot keep {_xattr_label(name)} ({error.strerror or error}); not written") from error
 
 
 def fix_notebook_data(data: bytes, name: str, settings: Settings = DEFAULT_SETTINGS, *,
@@ -414,6 +229,8 @@ def _write_fixed(path: Path, data: bytes, snapshot: FileSnapshot, folder: Path |
         raise FixFileError(outside)
     try:
         write_atomically(path, data, snapshot)
+    except WriteRefused as error:
+        raise FixFileError(str(error)) from error
     except OSError as error:
         raise FixFileError(f"cannot write: {error.strerror or error}") from error
 

@@ -17,8 +17,8 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from .diagnostics import Fix
-from .fixes import NoGradWrite
+from ..diagnostics import Fix
+from .rewrites import NoGradWrite
 
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel]
 

@@ -3,7 +3,7 @@
 Each pass analyses the current code, applies every selected fix whose node does not overlap
 another's, and re-analyses; it stops when a pass changes nothing (at most :data:`MAX_PASSES`).
 That is how DET101 (`.detach()`) and DET104 (`.cpu()`) on one `.numpy()` combine into
-`.detach().cpu().numpy()`. The text and file fronts are in :mod:`flake8_detach.fixer`; the
+`.detach().cpu().numpy()`. The text and file fronts are in :mod:`flake8_detach.fixing.fixer`; the
 libcst codemods drive :func:`fix_module` with their own node swapper.
 """
 
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .diagnostics import AnalysisError, Diagnostic
-from .engine import analyze_module, parse
+from ..diagnostics import AnalysisError, Diagnostic
+from ..engine import analyze_module, parse
+from ..settings import DEFAULT_SETTINGS, Settings
+from ..suppression import unsuppressed
 from .no_grad_blocks import Replacement, replacements, with_imports
-from .settings import DEFAULT_SETTINGS, Settings
-from .suppression import unsuppressed
 
 MAX_PASSES = 10
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .analysis.facts import Facts
-from .analysis.imports import ImportTable
-from .analysis.semantics import DEVICE_MOVES
-from .diagnostics import Finding, Fix
+from ..analysis.facts import Facts
+from ..analysis.imports import ImportTable
+from ..analysis.semantics import DEVICE_MOVES
+from ..diagnostics import Finding, Fix
 
 # `op=` of an augmented assignment through `.data`, and the in-place method that does the same.
 _AUGMENTED_METHODS: dict[type[cst.BaseAugOp], str] = {

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..syntax import syntax_error_text
+from .files import MAX_NOTEBOOK_BYTES, SourceError, read_file_bytes
 from .notebook_json import JsonLayout, first_difference, json_source_lines
-from .syntax import syntax_error_text
 
 if TYPE_CHECKING:  # only the standard library at run time: reading a notebook needs no libcst
-    from .diagnostics import Diagnostic
+    from ..diagnostics import Diagnostic
 
 # A notebook this large is not a notebook we can rewrite safely or quickly (its outputs are).
-MAX_NOTEBOOK_BYTES = 25 * 1024 * 1024
 # Cell magics whose body is Python (the first line is masked, the body analysed).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # The comment between two cells in the module. A fix is mapped back by the line numbers kept on
@@ -175,8 +175,6 @@ def read_notebook(path: Path) -> NotebookModule:
 
 def read_notebook_bytes(path: Path) -> bytes:
     """The bytes of the notebook at ``path``; :class:`NotebookError` when too large or unreadable."""
-    from .files import SourceError, read_file_bytes  # a regular file, within MAX_NOTEBOOK_BYTES
-
     try:
         return read_file_bytes(path, MAX_NOTEBOOK_BYTES)
     except SourceError as error:

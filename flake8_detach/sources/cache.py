@@ -37,11 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .diagnostics import Diagnostic
-from .reporting.model import FileReport, RenderedFix
-from .reporting.spans import TextEdit
-from .settings import Settings
+from .. import __version__
+from ..diagnostics import Diagnostic
+from ..reporting.model import FileReport, RenderedFix
+from ..reporting.spans import TextEdit
+from ..settings import Settings
+from .files import SourceError, read_file_bytes, size_limit
+from .writing import replace_file
 
 try:  # hashlib's own import loads OpenSSL for algorithms unused here: 5 ms of every warm run
     from _blake2 import blake2b
@@ -261,32 +263,19 @@ def _unlink(path: str) -> bool:
 
 
 def read_for_cache(path: Path) -> bytes | None:
-    """The file's bytes to hash, or None (unreadable, or a notebook too big to read): uncached."""
+    """The file's bytes to hash, or None (not a regular file, unreadable, too large): uncached."""
     try:
-        if path.suffix == ".ipynb" and path.stat().st_size > _max_notebook_bytes():
-            return None
-        return path.read_bytes()
-    except OSError:
+        return read_file_bytes(path, size_limit(path))
+    except SourceError:
         return None
 
 
 def _write_atomically(target: Path, text: str) -> int:
-    """Write to a temporary file beside ``target`` and rename it over: readers see all or nothing.
-    The rename replaces whatever had ``target``'s name (a link is replaced, not followed)."""
-    import tempfile  # a run whose files are all cached writes nothing: it need not load this
-
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    return len(text)
+    """Write an entry through a temporary file and a rename: readers see all of it or nothing.
+    Not fsynced: a lost entry is recomputed."""
+    data = text.encode("utf-8")
+    replace_file(target, data, prefix=".tmp-", suffix=".part", durable=False)
+    return len(data)
 
 
 def report_to_data(report: FileReport, key: str) -> dict[str, Any]:
@@ -366,7 +355,7 @@ def report_from_data(data: object, path: str, key: str | None = None, content: b
     """The report an entry holds, checked field by field first: anything the cache would not
     have written raises ValueError. ``key`` must be the one the entry names; ``content`` (the
     file's bytes) bounds its lines and columns; ``notebook`` says which kind of file it is for."""
-    from .catalog import RULE_CODES  # no libcst: the screen's table of the rules
+    from ..catalog import RULE_CODES  # no libcst: the screen's table of the rules
 
     if type(data) is not dict or set(data) != FIELDS:
         raise _Doubt("not an entry")
@@ -441,9 +430,3 @@ def _cell_errors(records: Any, file_size: int, file_lines: int) -> list[Any]:
     return [CellError(_int(cell, 1, file_size), _text(message), _optional_int(line, 1, file_size),
                       _optional_int(column, 0, file_size), _optional_int(at, 1, file_lines))
             for cell, message, line, column, at in _records(records, 5)]
-
-
-def _max_notebook_bytes() -> int:
-    from .notebooks import MAX_NOTEBOOK_BYTES
-
-    return MAX_NOTEBOOK_BYTES

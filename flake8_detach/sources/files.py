@@ -42,9 +42,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 # What a folder walk looks at: Python files and Jupyter notebooks (their code cells).
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
-# The largest Python file read (notebooks have their own bound, notebooks.MAX_NOTEBOOK_BYTES): a
+# The largest Python file read (notebooks have their own bound, MAX_NOTEBOOK_BYTES): a
 # bigger one is generated data, and reading it whole could exhaust the memory.
 MAX_SOURCE_BYTES = 10 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 25 * 1024 * 1024  # a notebook carries its outputs (images) beside the code
 NOT_REGULAR = "not a regular file"
 
 
@@ -303,8 +304,6 @@ def decode_source(data: bytes, display_name: str = "<source>") -> str:
 def size_limit(path: Path) -> int:
     """The most bytes read from ``path``: the notebooks' bound for `.ipynb`, else a Python file's."""
     if path.suffix == ".ipynb":
-        from .notebooks import MAX_NOTEBOOK_BYTES
-
         return MAX_NOTEBOOK_BYTES
     return MAX_SOURCE_BYTES
 
