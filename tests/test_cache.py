@@ -190,6 +190,22 @@ def test_a_changed_module_of_the_tool_is_a_new_cache(monkeypatch: pytest.MonkeyP
         cache_module.code_fingerprint.cache_clear()
 
 
+@pytest.mark.parametrize("module", ["rules/det101_numpy_on_grad_tensor.py", "fixing/rewrites.py", "engine.py"])
+def test_every_module_of_the_package_is_in_the_fingerprint(module: str) -> None:
+    """A change anywhere in the package, not only beside the cache module, is a new cache."""
+    path = Path(cache_module.__file__).parent.parent / module
+    status = path.stat()
+    cache_module.code_fingerprint.cache_clear()
+    before = cache_module.code_fingerprint()
+    try:
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+        cache_module.code_fingerprint.cache_clear()
+        assert cache_module.code_fingerprint() != before
+    finally:
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+        cache_module.code_fingerprint.cache_clear()
+
+
 # The cache owns only what it made (issue 22, items 7, 11 and 18b).
 
 def _snapshot(folder: Path) -> dict[str, bytes]:

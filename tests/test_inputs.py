@@ -375,6 +375,9 @@ ENDINGS = {
     "formfeed.py": b"import torch\x0c\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n",
     "mixed.py": b"import torch\r\nw = torch.ones(3, requires_grad=True)\rw.numpy()\nprint(2)\r\n",
     "nofinal.py": b"import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()",
+    # libcst drops the last line ending of these two when it prints them; fix keeps it.
+    "cr_final.py": b"import torch\rw = torch.ones(3, requires_grad=True)\rw.numpy()\r",
+    "backslash.py": b"import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\n# see \\\n",
 }
 
 
@@ -401,6 +404,26 @@ def test_the_diff_of_any_line_endings_applies_to_the_file(tmp_path: Path, tool: 
     assert fixed.returncode == 0, fixed.stderr
     for name, data in ENDINGS.items():  # the patch made exactly what fix writes
         assert patched[name] == (tmp_path / name).read_bytes() != data, name
+
+
+STDIN_FILES = {
+    **ENDINGS,
+    "bom_latin1.py": b"\xef\xbb\xbfimport torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()  # caf\xc3\xa9\n",
+    "latin1.py": b"# -*- coding: latin-1 -*-\nimport torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()  # caf\xe9\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(STDIN_FILES))
+def test_fix_of_standard_input_writes_what_fix_writes_to_the_file(tmp_path: Path, name: str) -> None:
+    """`fix -` keeps line endings, BOM and encoding as `fix FILE` does: only the fix changes."""
+    data = STDIN_FILES[name]
+    piped = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "-", "--stdin-filename", name],
+                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, input=data,
+                           capture_output=True, timeout=TIMEOUT, check=False)
+    (tmp_path / name).write_bytes(data)
+    written = run_cli(["fix", "--no-cache", name], tmp_path)
+    assert written.returncode == 0, written.stderr
+    assert piped.stdout == (tmp_path / name).read_bytes() == data.replace(b"w.numpy()", b"w.detach().numpy()")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")

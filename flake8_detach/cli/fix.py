@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import ConfigError, ConfigResolver
-from ..fixing.fixer import FixFileError, fix_notebook_data, fix_source
+from ..fixing.fixer import FixFileError, fix_notebook_data, fix_source, read_python_bytes
 from ..settings import FIX_STYLES, Settings
-from ..sources.files import SourceError, decode_source, read_stream
+from ..sources.files import SourceError, read_stream
 from ..sources.notebooks import cell_error_line, display_location
 from .check import open_cache
 from .fixing import FileFix, changes_of, fix_paths, write_diff
@@ -148,9 +148,9 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
         settings = resolver.for_path(name).settings_for(name)
         if name.suffix == ".ipynb":
             result = fix_notebook_data(data, args.stdin_filename, settings, unsafe=args.unsafe_fixes)
-            source = ""
+            source, encoding = "", "utf-8"
         else:
-            source = decode_source(data, args.stdin_filename)
+            source, encoding = read_python_bytes(data)  # newlines, BOM and coding kept, as for a file
             result = fix_source(source, settings, unsafe=args.unsafe_fixes)
     except (SourceError, ConfigError, FixFileError) as error:
         if echo:
@@ -174,10 +174,7 @@ def _fix_stdin(args: argparse.Namespace, resolver: ConfigResolver) -> int:
             return 2
         fixed = result.notebook_text.encode("utf-8") if result.changed and result.notebook_text is not None else data
     else:
-        text = result.source
-        if b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b""):
-            text = text.replace("\n", "\r\n")  # decoding read universal newlines: give CRLF back
-        fixed = text.encode("utf-8") if result.changed else data
+        fixed = result.source.encode(encoding) if result.changed else data
     if echo:
         sys.stdout.buffer.write(fixed)
     elif args.diff and result.changed:

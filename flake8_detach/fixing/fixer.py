@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,10 +98,13 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
         from ..engine import parse
         from .passes import fix_module
 
-        module = parse(source)
-        if module.code != source:  # libcst 1.9 drops a final lone CR and a form feed starting a statement
-            raise AnalysisError("libcst cannot print this file back byte for byte (a final lone CR, or a form feed before a statement)")
+        module, closing = _printable_module(source, parse)
         outcome = fix_module(module, settings, unsafe=unsafe)
+        fixed = outcome.module.code
+        if closing:  # the line added to make the module printable goes again
+            if not fixed.endswith(closing):
+                raise AnalysisError("a fix changed the end of the file, which libcst cannot print as it was")
+            fixed = fixed[:-len(closing)]
     except AnalysisError as error:
         return FixResult(source, original=source, error=str(error))
     except RecursionError:
@@ -108,7 +112,27 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     except Exception as error:  # noqa: BLE001 - a bug of ours must not cost the user a file or a traceback
         return FixResult(source, original=source, error=f"internal error, file left unchanged: {error!r}",
                          internal=True)
-    return FixResult(outcome.module.code, outcome.applied, outcome.remaining, original=source, module=outcome.module)
+    return FixResult(fixed, outcome.applied, outcome.remaining, original=source, module=outcome.module)
+
+
+# A comment line after the last one: libcst 1.9 drops the final newline after a comment that
+# ends in a backslash, and a final lone CR; with a line after them it prints the file as it is.
+_CLOSING_LINE = "#\n"
+
+
+def _printable_module(source: str, parse: Callable[[str], cst.Module]) -> tuple[cst.Module, str]:
+    """``source`` parsed so that its code prints back byte for byte, and the line added for that.
+
+    The added line is a comment at the end: no rule sees it and no fix touches it, so it is cut
+    off the fixed text again. A form feed starting a statement is the one case left refused.
+    """
+    module = parse(source)
+    if module.code == source:
+        return module, ""
+    closed = parse(source + _CLOSING_LINE)
+    if closed.code != source + _CLOSING_LINE:
+        raise AnalysisError("libcst cannot print this file back byte for byte (a form feed before a statement)")
+    return closed, _CLOSING_LINE
 
 
 def _libcst_reads(source: str) -> bool:

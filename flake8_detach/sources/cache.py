@@ -86,7 +86,7 @@ def default_directory() -> Path:
 def code_fingerprint() -> str:
     """The version plus each module's name, size and mtime: a changed checkout is a new cache."""
     digest = blake2b(f"{__version__}\0{FORMAT}".encode(), digest_size=16)
-    package = Path(__file__).parent
+    package = Path(__file__).parent.parent  # the whole flake8_detach package, not sources/ alone
     for module in sorted(package.rglob("*.py")):
         try:
             stat = module.stat()
