@@ -69,9 +69,17 @@ class FunctionInfo:
 class Alias:
     """`a = t.numpy()` / `t = torch.from_numpy(a)`: the new name shares memory with `source`."""
 
-    source: str
+    source: str  # a name (`t`), or an attribute chain rooted at one (`lin.weight`, `self.buffer`)
     origin: cst.Call
     kind: str  # "numpy" or "from_numpy"
+    # The source is an attribute of `self`, of a parameter or of a global inside a function: the
+    # object outlives the scope, so a write is seen by others without a later read here.
+    outlives: bool = False
+
+    @property
+    def root(self) -> str:
+        """The name whose later read sees a write: `lin` for `lin.weight`, `t` for `t`."""
+        return self.source.split(".", 1)[0]
 
 
 class Env:
