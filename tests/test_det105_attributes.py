@@ -50,6 +50,7 @@ def test_sharing_steps_and_views_keep_the_alias(chain: str) -> None:
     "np.array(lin.weight.detach())",
     "lin.weight.detach().numpy()[[0]]",  # fancy indexing copies
     "lin.weight.detach().numpy().T.reshape(-1)",  # reshape of a transpose copies
+    "lin.weight.T.detach().numpy().reshape(-1)",
     "lin.weight.detach().numpy().astype(np.float64)",
 ])
 def test_copies_are_no_alias(chain: str) -> None:

@@ -65,23 +65,16 @@ def _is_reshape_of_fresh_array(call: cst.Call) -> bool:
 
 
 def _is_plain_tensor(expr: cst.BaseExpression) -> bool:
-    """A name or attribute chain reached through sharing steps and `.data` only (no transposing view)."""
-    return _attribute_chain(_without_views(expr, _SHARING_STEPS)) is not None and not _has_view(expr)
-
-
-def _has_view(expr: cst.BaseExpression) -> bool:
-    """Whether a view method, `.T`/`.mT` or an index sits in the steps before the source."""
+    """A name or attribute chain reached through sharing steps and `.data` only (no view, no index)."""
     while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in _VIEW_METHODS - {"detach"}:
-                return True
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SHARING_STEPS):
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
-            return True
         elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
             expr = expr.value
         else:
-            return isinstance(expr, cst.Subscript)
+            chain = _attribute_chain(expr)
+            return chain is not None and not _VIEW_ATTRIBUTES.intersection(chain.split("."))
 
 
 def _attribute_chain(expr: cst.BaseExpression) -> str | None:
