@@ -104,6 +104,15 @@ def test_parameter_and_global_roots_outlive_the_function() -> None:
     assert codes(global_root) == [(9, "DET105")]
 
 
+def test_parameter_rebound_to_a_local_object_needs_a_later_read() -> None:
+    source = (
+        "import copy\n\nimport torch\n\n\ndef zeroed(model):\n    model = copy.deepcopy(model)\n"
+        "    w = model.fc.weight.detach().numpy()\n    w[:] = 0\n    return w\n"
+    )
+    assert codes(source) == []
+    assert codes(source.replace("    return w\n", "    return model\n")) == [(9, "DET105")]
+
+
 def test_local_object_in_a_function_needs_a_later_read() -> None:
     unused = (
         "import torch\n\n\ndef scratch():\n    layer = torch.nn.Linear(2, 2)\n"

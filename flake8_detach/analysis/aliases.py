@@ -139,19 +139,19 @@ class AliasTracker:
     def _outlives_scope(self, root: str, env: Env) -> bool:
         """Whether the object `root` names is seen outside the function being analysed.
 
-        `self`, a parameter, or a name the function does not bind (a global, a closure's): a
-        change to its attributes is seen by the callers, so a write is a fact without a later read
-        here. At module level nothing outlives: a later read is needed, as for plain names.
+        `self`, a parameter the function has not rebound, or a name the function does not bind (a
+        global, a closure's): a change to its attributes is seen by the callers, so a write is a
+        fact without a later read here. At module level nothing outlives: a later read is needed,
+        as for plain names.
         """
         info = self.interpreter.current_function
         if info is None:
             return False
-        if root == env.self_name or root in {param.name.value for param in all_params(info.node.params)}:
-            return True
+        is_parameter = root == env.self_name or root in {param.name.value for param in all_params(info.node.params)}
         scope: Env | None = env
         while scope is not None and scope is not info.env:
-            if root in scope.vars:
-                return False  # a local of the function
+            if root in scope.rebound or (root in scope.vars and not is_parameter):
+                return False  # a local of the function (`model = copy.deepcopy(model)` included)
             scope = scope.parent
         return True
 
@@ -190,6 +190,7 @@ class AliasTracker:
         """
         env.aliases.pop(name, None)
         env.pending_writes.pop(name, None)
+        env.rebound.add(name)
         for alias_name, alias in list(env.aliases.items()):
             if alias.source.startswith(name + "."):
                 del env.aliases[alias_name]

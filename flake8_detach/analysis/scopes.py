@@ -85,7 +85,7 @@ class Alias:
 class Env:
     """Names visible in one scope; reads fall back to the enclosing scope."""
 
-    __slots__ = ("aliases", "cls", "parent", "pending_writes", "self_name", "vars")
+    __slots__ = ("aliases", "cls", "parent", "pending_writes", "rebound", "self_name", "vars")
 
     def __init__(self, parent: Env | None = None, self_name: str | None = None,
                  cls: ClassInfo | None = None) -> None:
@@ -96,6 +96,8 @@ class Env:
         self.aliases: dict[str, Alias] = {}
         # source name -> writes to its alias waiting for a later read of the source
         self.pending_writes: dict[str, list[AliasWrite]] = {}
+        # names an assignment here bound (a parameter rebound this way is a local object)
+        self.rebound: set[str] = set()
 
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self
