@@ -13,31 +13,83 @@ import libcst as cst
 
 from .facts import AliasWrite
 from .scopes import Alias, Env, FunctionInfo
+from .syntax import all_params
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
 
 # Calls between a tensor and `.numpy()` that keep the storage on the CPU.
-_SHARING_STEPS = ("detach", "cpu", "resolve_conj", "resolve_neg")
+_SHARING_STEPS = frozenset({"detach", "cpu", "resolve_conj", "resolve_neg"})
 # Methods and attributes whose result is a view of the same storage (checked on torch 2.13 and
 # NumPy 2.4: `np.shares_memory` / `Tensor.untyped_storage().data_ptr()` agree).
 _VIEW_METHODS = frozenset({"permute", "view", "transpose", "swapaxes", "swapdims", "unsqueeze",
                            "squeeze", "expand", "expand_as", "view_as", "narrow", "unflatten",
                            "movedim", "moveaxis", "select", "diagonal", "detach"})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "data"})
+# `reshape` (NumPy's and torch's) returns a view when the strides allow it, a copy otherwise: it
+# counts as a view only right on the fresh result of `.numpy()` / `torch.from_numpy(...)` of a
+# source taken without views (contiguous; checked on torch 2.13 / NumPy 2.4: `w.T.reshape(-1)` copies).
+_RESHAPE = "reshape"
 
 
-def _without_views(expr: cst.BaseExpression) -> cst.BaseExpression:
+def _without_views(expr: cst.BaseExpression, steps: frozenset[str] = _VIEW_METHODS) -> cst.BaseExpression:
     """The expression a chain of views starts from: `from_numpy(a)` in `from_numpy(a).permute(...)[0]`."""
     while True:
         if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
-                and expr.func.attr.value in _VIEW_METHODS):
+                and (expr.func.attr.value in steps or _is_reshape_of_fresh_array(expr))):
             expr = expr.func.value
         elif (isinstance(expr, cst.Attribute) and expr.attr.value in _VIEW_ATTRIBUTES) or (
                 isinstance(expr, cst.Subscript) and all(_is_basic_index(element) for element in expr.slice)):
             expr = expr.value
         else:
             return expr
+
+
+def _is_reshape_of_fresh_array(call: cst.Call) -> bool:
+    """`t.numpy().reshape(2, -1)`, `torch.from_numpy(a).reshape(...)`: a view of contiguous memory.
+
+    The receiver must be the aliasing call itself (or another such reshape) whose own source is
+    taken without views: `t.T.numpy().reshape(-1)` copies, and is not an alias.
+    """
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == _RESHAPE):
+        return False
+    receiver = call.func.value
+    while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+           and receiver.func.attr.value == _RESHAPE):
+        receiver = receiver.func.value
+    if not isinstance(receiver, cst.Call):
+        return False
+    if isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "numpy":
+        return _is_plain_tensor(receiver.func.value)
+    return bool(receiver.args) and _is_plain_tensor(receiver.args[0].value)
+
+
+def _is_plain_tensor(expr: cst.BaseExpression) -> bool:
+    """A name or attribute chain reached through sharing steps and `.data` only (no view, no index)."""
+    while True:
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SHARING_STEPS):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        else:
+            chain = _attribute_chain(expr)
+            return chain is not None and not _VIEW_ATTRIBUTES.intersection(chain.split("."))
+
+
+def _attribute_chain(expr: cst.BaseExpression) -> str | None:
+    """`lin` or `self.fc.weight` as written: names and attributes only, no calls or indexing."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _attribute_chain(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    return None
+
+
+def _within(source: str, chain: str) -> bool:
+    """`lin.weight` and `lin.weight.x` are within `lin.weight` (and within `lin`); `lin.weights` is not."""
+    return source == chain or source.startswith(chain + ".")
 
 
 def _is_basic_index(element: cst.SubscriptElement) -> bool:
@@ -58,11 +110,13 @@ class AliasTracker:
         self.interpreter = interpreter
 
     def alias_of(self, expr: cst.BaseExpression, env: Env | None = None) -> Alias | None:
-        """`t.numpy()` (through `.detach()`/`.cpu()`/`.data`) or `torch.from_numpy(a)` on a name.
+        """`t.numpy()` (through `.detach()`/`.cpu()`/`.data`) or `torch.from_numpy(a)` of a name or attribute.
 
-        Views keep the storage (`torch.from_numpy(a).permute(0, 3, 1, 2)`, `t.numpy().T`, basic
-        slices), and so does a call of a helper of this module that returns such an alias of
-        its parameter (`to_torch(images)` with `def to_torch(a): return torch.from_numpy(a)`).
+        The source is a name (`t`) or an attribute chain rooted at one (`lin.weight`,
+        `self.fc.weight`, `torch.from_numpy(self.buffer)`). Views keep the storage
+        (`torch.from_numpy(a).permute(0, 3, 1, 2)`, `t.numpy().T`, basic slices, `.reshape` of the
+        fresh result), and so does a call of a helper of this module that returns such an alias
+        of its parameter (`to_torch(images)` with `def to_torch(a): return torch.from_numpy(a)`).
         """
         expr = _without_views(expr)
         if not isinstance(expr, cst.Call):
@@ -70,22 +124,36 @@ class AliasTracker:
         if env is not None and isinstance(expr.func, cst.Name):
             return self._helper_alias(expr, env)
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
-            base = expr.func.value
-            while True:
-                if (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute)
-                        and base.func.attr.value in _SHARING_STEPS):
-                    base = base.func.value
-                elif isinstance(base, cst.Attribute) and base.attr.value == "data":
-                    base = base.value
-                else:
-                    break
-            if isinstance(base, cst.Name):
-                return Alias(base.value, expr, "numpy")
-        elif self.interpreter.imports.resolve(expr.func) == "torch.from_numpy" and expr.args:
-            source = expr.args[0].value
-            if isinstance(source, cst.Name) and expr.args[0].keyword is None:
-                return Alias(source.value, expr, "from_numpy")
-        return None
+            source, kind = _without_views(expr.func.value, _VIEW_METHODS | _SHARING_STEPS), "numpy"
+        elif (self.interpreter.imports.resolve(expr.func) == "torch.from_numpy" and expr.args
+                and expr.args[0].keyword is None and not expr.args[0].star):
+            source, kind = _without_views(expr.args[0].value), "from_numpy"
+        else:
+            return None
+        chain = _attribute_chain(source)
+        if chain is None:
+            return None
+        outlives = "." in chain and env is not None and self._outlives_scope(chain.split(".", 1)[0], env)
+        return Alias(chain, expr, kind, outlives)
+
+    def _outlives_scope(self, root: str, env: Env) -> bool:
+        """Whether the object `root` names is seen outside the function being analysed.
+
+        `self`, a parameter the function has not rebound, or a name the function does not bind (a
+        global, a closure's): a change to its attributes is seen by the callers, so a write is a
+        fact without a later read here. At module level nothing outlives: a later read is needed,
+        as for plain names.
+        """
+        info = self.interpreter.current_function
+        if info is None:
+            return False
+        is_parameter = root == env.self_name or root in {param.name.value for param in all_params(info.node.params)}
+        scope: Env | None = env
+        while scope is not None and scope is not info.env:
+            if root in scope.rebound or (root in scope.vars and not is_parameter):
+                return False  # a local of the function (`model = copy.deepcopy(model)` included)
+            scope = scope.parent
+        return True
 
     def _helper_alias(self, call: cst.Call, env: Env) -> Alias | None:
         found = env.lookup(call.func.value) if isinstance(call.func, cst.Name) else None
@@ -110,14 +178,38 @@ class AliasTracker:
 
     def note_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression, env: Env) -> None:
         alias = self.alias_of(value, env)
-        if alias is not None and isinstance(target, cst.Name) and target.value != alias.source:
+        if alias is not None and isinstance(target, cst.Name) and target.value != alias.root:
             env.aliases[target.value] = alias
 
     @staticmethod
     def forget(name: str, env: Env) -> None:
-        """`name` was rebound: it no longer aliases anything, and no longer is the source read later."""
+        """`name` was rebound: it no longer aliases anything, and no longer is the source read later.
+
+        Aliases of its attributes go too (`lin = other` after `w = lin.weight.numpy()`): `w` shares
+        memory with the old object. An alias of the plain name stays, as it always did.
+        """
         env.aliases.pop(name, None)
         env.pending_writes.pop(name, None)
+        env.rebound.add(name)
+        for alias_name, alias in list(env.aliases.items()):
+            if alias.source.startswith(name + "."):
+                del env.aliases[alias_name]
+
+    def forget_attribute(self, target: cst.Attribute, env: Env) -> None:
+        """`lin.weight = nn.Parameter(...)` (or `lin.weight.data = ...`): arrays of the old weight no longer alias it."""
+        chain = _attribute_chain(_without_views(target, frozenset()))
+        if chain is None or "." not in chain:
+            return
+        root = chain.split(".", 1)[0]
+        scope: Env | None = env
+        while scope is not None:
+            for alias_name, alias in list(scope.aliases.items()):
+                if _within(alias.source, chain):
+                    del scope.aliases[alias_name]
+            pending = scope.pending_writes.get(root)
+            if pending:
+                pending[:] = [record for record in pending if not _within(record.source, chain)]
+            scope = scope.parent
 
     def note_write(self, written: cst.Name, env: Env) -> None:
         self.interpreter.locate(written)
@@ -126,7 +218,10 @@ class AliasTracker:
             alias = scope.aliases.get(written.value)
             if alias is not None:
                 record = AliasWrite(written, written.value, alias.source, alias.origin, alias.kind)
-                scope.pending_writes.setdefault(alias.source, []).append(record)
+                if alias.outlives:  # `self.fc.weight`: the object is seen after this function
+                    self.interpreter.facts.alias_writes.setdefault(written, record)
+                else:
+                    scope.pending_writes.setdefault(alias.root, []).append(record)
                 return
             if written.value in scope.vars:
                 return

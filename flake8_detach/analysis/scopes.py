@@ -69,15 +69,23 @@ class FunctionInfo:
 class Alias:
     """`a = t.numpy()` / `t = torch.from_numpy(a)`: the new name shares memory with `source`."""
 
-    source: str
+    source: str  # a name (`t`), or an attribute chain rooted at one (`lin.weight`, `self.buffer`)
     origin: cst.Call
     kind: str  # "numpy" or "from_numpy"
+    # The source is an attribute of `self`, of a parameter or of a global inside a function: the
+    # object outlives the scope, so a write is seen by others without a later read here.
+    outlives: bool = False
+
+    @property
+    def root(self) -> str:
+        """The name whose later read sees a write: `lin` for `lin.weight`, `t` for `t`."""
+        return self.source.split(".", 1)[0]
 
 
 class Env:
     """Names visible in one scope; reads fall back to the enclosing scope."""
 
-    __slots__ = ("aliases", "cls", "parent", "pending_writes", "self_name", "vars")
+    __slots__ = ("aliases", "cls", "parent", "pending_writes", "rebound", "self_name", "vars")
 
     def __init__(self, parent: Env | None = None, self_name: str | None = None,
                  cls: ClassInfo | None = None) -> None:
@@ -88,6 +96,8 @@ class Env:
         self.aliases: dict[str, Alias] = {}
         # source name -> writes to its alias waiting for a later read of the source
         self.pending_writes: dict[str, list[AliasWrite]] = {}
+        # names an assignment here bound (a parameter rebound this way is a local object)
+        self.rebound: set[str] = set()
 
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self

@@ -291,6 +291,7 @@ class StatementExecutor:
                     self.assign(element.value, part, env)
         elif isinstance(target, cst.Attribute):
             self.facts.stores.add(target)
+            self.interp.aliases.forget_attribute(target, env)  # before `lin` in `lin.weight` is read
             self.interp.eval(target, env)
             if isinstance(target.value, cst.Name):
                 owner = target.value.value

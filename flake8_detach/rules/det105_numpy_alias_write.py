@@ -17,9 +17,14 @@ class NumpyAliasWrite(Rule):
         "Flags an in-place write (`a[i] = ...`, `a += ...`, `np.copyto(a, ...)`, `t.add_(...)`) to "
         "an array or tensor that shares memory with another name, when that other name is used "
         "afterwards: `a = t.numpy()` (also through `.detach()` / `.cpu()`) then writing `a`, or "
-        "`t = torch.from_numpy(a)` then writing `t`. Views keep the memory (`.permute()`, `.view()`, "
-        "`.transpose()`, `.T`, `.squeeze()`/`.unsqueeze()`, `.expand()`, basic slices; not "
-        "`.float()` or fancy indexing, which may copy), and so does a helper of the file that "
+        "`t = torch.from_numpy(a)` then writing `t`. The other side may be an attribute: "
+        "`w = lin.weight.detach().numpy()` changes the layer, flagged when `lin` is used afterwards, "
+        "and at once inside a function when the object outlives it (`self.fc.weight`, "
+        "`torch.from_numpy(self.buffer)`, an attribute of a parameter or a global); rebinding the "
+        "object or the attribute (`lin.weight = nn.Parameter(...)`) ends the sharing. Views keep the "
+        "memory (`.permute()`, `.view()`, `.transpose()`, `.T`, `.squeeze()`/`.unsqueeze()`, "
+        "`.expand()`, basic slices, `.reshape()` right on the new array or tensor; not `.float()` or "
+        "fancy indexing, which may copy), and so does a helper of the file that "
         "returns `torch.from_numpy(a)` of its parameter (`t = to_torch(images).permute(0, 3, 1, 2)`)."
     )
     why_bad = (
@@ -40,6 +45,12 @@ class NumpyAliasWrite(Rule):
         "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_numpy(a).clone()\nt += 1\nprint(a)\n",
         "import torch\nt = torch.ones(3)\na = t.numpy()\na[0] = 5\n",  # the tensor is never used again
         "import torch\nt = torch.ones(3)\na = t.numpy()\nprint(t)\na = a * 2\na[0] = 1\nprint(t)\n",
+        # The layer's weight is copied, or replaced before the write, or the layer is a local never used again.
+        "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy().copy()\nw[0, 0] = 5\nprint(lin)\n",
+        ("import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy()\n"
+         "lin.weight = torch.nn.Parameter(torch.zeros(2, 2))\nw[0, 0] = 5\nprint(lin)\n"),
+        ("import torch\n\n\ndef scratch():\n    lin = torch.nn.Linear(2, 2)\n    w = lin.weight.detach().numpy()\n"
+         "    w *= 0\n    return w\n"),
     ]
     INVALID = [
         Invalid(
@@ -51,6 +62,24 @@ class NumpyAliasWrite(Rule):
             "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_numpy(a).clone()\nt.add_(1)\nprint(a)\n",
         ),
         Invalid("import torch\nimport numpy as np\nt = torch.ones(3)\na = t.detach().cpu().numpy()\nnp.copyto(a, 0)\nprint(t)\n"),
+        Invalid(
+            "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy()\nw[0, 0] = 5\nprint(lin(torch.ones(2)))\n",
+            "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy().copy()\nw[0, 0] = 5\nprint(lin(torch.ones(2)))\n",
+        ),
+        Invalid(
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = torch.nn.Linear(2, 2)\n\n    def reset(self):\n"
+            "        w = self.fc.weight.detach().cpu().numpy()\n        w *= 0\n",
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = torch.nn.Linear(2, 2)\n\n    def reset(self):\n"
+            "        w = self.fc.weight.detach().cpu().numpy().copy()\n        w *= 0\n",
+        ),
+        Invalid(
+            "import torch\n\n\nclass Counter:\n    def bump(self):\n        t = torch.from_numpy(self.counts)\n"
+            "        t.add_(1)\n        return t\n",
+            "import torch\n\n\nclass Counter:\n    def bump(self):\n        t = torch.from_numpy(self.counts).clone()\n"
+            "        t.add_(1)\n        return t\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
