@@ -344,7 +344,7 @@ class _Walker:
                 continue
             if reference_scope is not scope:
                 if self._inside(reference_scope, scope):
-                    uses.append(ArrayUse(ESCAPES, reference, f"'{target.value}' is captured by a nested function",
+                    uses.append(ArrayUse(ESCAPES, reference, f"is captured by a nested function (as '{target.value}')",
                                          "by it"))
                 continue
             use = self.climb(reference)

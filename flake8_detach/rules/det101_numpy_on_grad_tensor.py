@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding
-from ..fixing.rewrites import insert_detach
+from ..fixing.rewrites import conversion_sharing, insert_detach
 from .base import (
     CALLER_DEPENDENT_NOTE,
     Invalid,
@@ -72,4 +72,5 @@ class NumpyOnGradTensor(Rule):
                 note, related = call_site_note(value)
                 if not note and not value.has(Flag.GRAD):  # only a parameter nothing in the file passes
                     note = CALLER_DEPENDENT_NOTE
-                yield self.finding(method_name(call), self.message + note, insert_detach(call), related)
+                fix = insert_detach(call, conversion_sharing(call, facts))
+                yield self.finding(method_name(call), self.message + note, fix, related)
