@@ -30,7 +30,12 @@ class NumpyOnDeviceTensor(Rule):
     )
     example = "x = x.to(device)\nx.numpy()"
     use_instead = "x = x.to(device)\nx.cpu().numpy()"
-    fix_safety = "Safe: `.cpu()` copies to host memory (and is a no-op on a CPU tensor)."
+    fix_safety = (
+        "Safe: `.cpu()` copies to host memory on a GPU, and is a no-op on a CPU tensor, where the "
+        "original ran and shared memory the same way. With `--style force` the call becomes "
+        "`.numpy(force=True)`, which also detaches: where the tensor may require grad it carries "
+        "DET101's `.copy()` (the array is written later) or is unsafe (the array escapes)."
+    )
     runtime_truth = "TypeError \"can't convert cuda:0 device type tensor to numpy\" on CUDA; runs on CPU."
     VALID = [
         "import torch\nx = torch.ones(3).cuda()\nx.cpu().numpy()\n",

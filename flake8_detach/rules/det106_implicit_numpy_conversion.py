@@ -89,7 +89,16 @@ class ImplicitNumpyConversion(Rule):
     use_instead = "losses.append(loss.item())\nplt.plot(np.array(losses))"
     fix_safety = (
         "Safe for a single tensor argument: it becomes `t.detach().cpu().numpy()`, the same values. "
-        "Lists are left with advice (convert each element, or store `.item()` in the first place)."
+        "Where NumPy returns a torch.Tensor for a tensor without grad (`np.exp`, `np.clip`, "
+        "`np.argmax`, `np.reshape`, ... through `__array_wrap__`) the fix keeps a tensor, "
+        "`np.exp(t.detach())`, so that tensor methods on the result still work: safe; where the "
+        "hazard is the device it becomes `np.exp(t.cpu())`, a CPU tensor where the code may expect "
+        "one on the device: unsafe. `np.asarray`, `np.asanyarray`, `np.ascontiguousarray`, "
+        "`np.atleast_1d/2d/3d`, `np.ravel` (and `np.reshape`/`np.transpose` of a tensor) share the "
+        "memory of what they are given: where the result is written afterwards the fix copies "
+        "(`.numpy().copy()`, `.detach().clone()`), where it escapes (returned, stored, passed on) the "
+        "fix is unsafe. Lists are left with advice (convert each element, or store `.item()` in the "
+        "first place)."
     )
     runtime_truth = "The library call raises the same RuntimeError / TypeError as DET101 / DET104."
     VALID = [
@@ -114,6 +123,15 @@ class ImplicitNumpyConversion(Rule):
             "w = torch.ones(3, requires_grad=True)\nax.plot((w * 2).detach().cpu().numpy())\n",
         ),
         Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
+        Invalid(
+            "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x)\nr.sum(dim=0)\n",
+            "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x.detach())\nr.sum(dim=0)\n",
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\nx = torch.ones(3, requires_grad=True)\na = np.asarray(x)\na[0] = 0\n",
+            "import torch\nimport numpy as np\nx = torch.ones(3, requires_grad=True)\n"
+            "a = np.asarray(x.detach().cpu().numpy().copy())\na[0] = 0\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
