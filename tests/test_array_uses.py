@@ -39,6 +39,9 @@ CASES = [
     ("list of arrays to a numpy function", "a = t.numpy()\nb = np.concatenate([a, a])\nb[0] = 1\n", READ),
     ("advanced indexing copies", "a = t.numpy()\nb = a[[0, 1]]\nb[0] = 1\n", READ),
     ("f-string", "a = t.numpy()\nprint(f'{a}')\n", READ),
+    ("TensorBoard", ("from torch.utils.tensorboard import SummaryWriter\nwriter = SummaryWriter()\n"
+                     "writer.add_histogram('w', t.numpy(), 0)\n"), READ),
+    ("rebound by a tuple target", "a = t.numpy()\na, b = 1, 2\nprint(a)\n", READ),
     ("a write before the binding is another value", "a = np.zeros(3)\na[0] = 1\na = t.numpy()\nprint(a)\n", READ),
     ("the source of an augmented assignment", "a = t.numpy()\nb = np.zeros((2, 3))\nb += a\n", READ),
     # written

@@ -67,6 +67,11 @@ READING_LIBRARIES = ("matplotlib.", "pandas.", "seaborn.")
 # Builtins that only look at their argument (or copy it into a new object).
 READING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "format", "abs", "round",
                               "sum", "min", "max", "sorted", "isinstance", "type", "id", "hash", "any", "all"})
+# TensorBoard's SummaryWriter methods: each turns the array into a summary at the call (the one
+# method family of an object the analysis cannot type that is common right after a conversion).
+READING_LOGGER_METHODS = frozenset({"add_scalar", "add_scalars", "add_histogram", "add_image", "add_images",
+                                    "add_figure", "add_embedding", "add_pr_curve", "add_video", "add_audio",
+                                    "add_mesh"})
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)
 _LOOPS = (cst.For, cst.While)
 
@@ -268,6 +273,8 @@ class _Walker:
         if isinstance(call.func, cst.Name) and call.func.value in READING_BUILTINS:
             return _READ
         if call in self.converting_calls:  # `ax.plot(a)`: matplotlib on an Axes
+            return _READ
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in READING_LOGGER_METHODS:
             return _READ
         written = _written_call(call)
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend", "insert", "add",
