@@ -117,27 +117,20 @@ class _TreeBuilder(cst.CSTVisitor):
         self.stack.pop()
 
 
-_TREES: dict[int, tuple[cst.Module, _Tree]] = {}
-
-
-def _tree_of(module: cst.Module) -> _Tree:
-    """The module's tree facts, built once per module (the last few are kept)."""
-    cached = _TREES.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    tree = _Tree()
-    module.visit(_TreeBuilder(tree))
-    if len(_TREES) > 8:
-        _TREES.clear()
-    _TREES[id(module)] = (module, tree)
-    return tree
+def _tree_of(facts: Facts, module: cst.Module) -> _Tree:
+    """The module's index, built once per analysis (on the first fix that needs it)."""
+    if not isinstance(facts.array_tree, _Tree):
+        tree = _Tree()
+        module.visit(_TreeBuilder(tree))
+        facts.array_tree = tree
+    return facts.array_tree
 
 
 def array_use(expr: cst.BaseExpression, facts: Facts) -> ArrayUse:
     """What the program does with the array ``expr`` produces (see the module docstring)."""
     if facts.module is None:
         return ArrayUse(ESCAPES, expr, "cannot be followed", "")
-    return _Walker(facts, _tree_of(facts.module)).climb(expr)
+    return _Walker(facts, _tree_of(facts, facts.module)).climb(expr)
 
 
 def strongest(uses: list[ArrayUse]) -> ArrayUse:
