@@ -114,6 +114,123 @@ def test_chain_split_over_lines_keeps_one_link_per_line_and_comments_in_place():
     assert fixed(source) == expected
 
 
+# ------------------------------------------- DET101: a crash must not become memory sharing
+@pytest.mark.parametrize(
+    "write",
+    ["a[0] = 5.0", "a += 1", "a.fill(0)", "np.copyto(a, 0.0)", "np.add(a, 1, out=a)", "b = a.T\nb[0] = 1",
+     "b = a\nb *= 2", "for _ in range(2):\n    a[0] = 1"],
+)
+def test_det101_copies_an_array_that_is_written_later(write):
+    source = "import numpy as np\n" + GRAD + "a = w.numpy()\n" + write + "\n"
+    result = fix_source(source)
+    assert result.source == source.replace("a = w.numpy()", "a = w.detach().numpy().copy()")
+    (applied,) = result.applied
+    assert applied.fix is not None and applied.fix.safe
+    assert applied.fix.description.startswith("insert .detach() before the conversion and .copy(): '")
+    assert " is written" in applied.fix.description
+    last_line = 5 + write.count("\n")  # the write is the last line
+    assert f"at line {last_line}, and without a copy the write would change the tensor on the CPU" in applied.fix.description
+    assert_parses_and_idempotent(result.source)
+
+
+@pytest.mark.parametrize(
+    ("source", "escape"),
+    [
+        ("def f(t):\n    return t.numpy()\nf(w)\n", "the array is returned"),
+        ("kept = []\nkept.append(w.numpy())\n", "the array is stored in a container"),
+        ("def keep(a):\n    pass\nkeep(w.numpy())\n", "the array is passed to keep()"),
+    ],
+)
+def test_det101_fix_of_an_escaping_array_is_unsafe_and_says_where(source, escape):
+    source = GRAD + source
+    safe_only = fix_source(source)
+    assert not safe_only.changed
+    (remaining,) = safe_only.remaining
+    assert remaining.fix is not None and not remaining.fix.safe
+    assert f"; unsafe: {escape}; on the CPU it shares the tensor's memory" in remaining.fix.description
+    unsafe = fixed(source, unsafe=True)
+    assert "w.detach().numpy()" in unsafe or "t.detach().numpy()" in unsafe
+    assert ".copy()" not in unsafe
+
+
+def test_det101_fix_of_a_read_only_array_stays_safe_without_copy():
+    source = "import numpy as np\n" + GRAD + "a = w.numpy()\nprint(a.mean(), np.exp(a), a * 2, a.tolist())\nb = a.copy()\nb[0] = 1\n"
+    result = fix_source(source)
+    assert result.source == source.replace("a = w.numpy()", "a = w.detach().numpy()")
+    assert [d.fix.safe for d in result.applied if d.fix] == [True]
+
+
+def test_det101_copy_with_a_move_in_the_chain():
+    source = GRAD + "a = w.to('cpu').numpy()\na[0] = 1\n"
+    assert fixed(source) == GRAD + "a = w.detach().to('cpu').numpy().copy()\na[0] = 1\n"
+
+
+def test_force_style_carries_the_copy_and_the_safety():
+    style = Settings(fix_style="force")
+    written = GRAD + "a = w.numpy()\na[0] = 1\n"
+    assert fixed(written, settings=style) == GRAD + "a = w.numpy(force=True).copy()\na[0] = 1\n"
+    returned = GRAD + "def f(t):\n    return t.numpy()\nf(w)\n"
+    result = fix_source(returned, settings=style)
+    assert not result.changed and [d.fix.safe for d in result.remaining if d.fix] == [False]
+    assert "return t.numpy(force=True)\n" in fixed(returned, settings=style, unsafe=True)
+    # DET104 on the same call forces too: it owes DET101's copy.
+    on_device = GRAD_ON_DEVICE + "a = w.numpy()\na += 1\n"
+    assert fixed(on_device, settings=style) == GRAD_ON_DEVICE + "a = w.numpy(force=True).copy()\na += 1\n"
+
+
+def test_det104_alone_stays_safe_without_copy():
+    """On a GPU `.cpu()` copies; on the CPU the original ran and shared memory the same way."""
+    source = "import torch\nx = torch.ones(3).cuda()\na = x.numpy()\na[0] = 1\n"
+    result = fix_source(source)
+    assert result.source == source.replace("x.numpy()", "x.cpu().numpy()")
+    assert [(d.code, d.fix.safe) for d in result.applied if d.fix] == [("DET104", True)]
+
+
+# ------------------------------------------- DET106: keep a tensor, copy a shared result
+NP_GRAD = "import numpy as np\n" + GRAD
+
+
+def test_det106_keeps_a_tensor_where_numpy_returns_one():
+    result = fix_source(NP_GRAD + "r = np.exp(w)\ns = r.sum(dim=0)\n")
+    assert result.source == NP_GRAD + "r = np.exp(w.detach())\ns = r.sum(dim=0)\n"
+    (applied,) = result.applied
+    assert applied.fix is not None and applied.fix.safe
+    assert applied.fix.description == "pass .detach(): np.exp() returns a tensor for a tensor that does not require grad"
+
+
+def test_det106_tensor_result_on_a_device_is_unsafe():
+    source = "import numpy as np\nimport torch\nx = torch.ones(3).cuda()\nr = np.exp(x)\n"
+    result = fix_source(source)
+    assert not result.changed
+    (remaining,) = result.remaining
+    assert remaining.fix is not None and not remaining.fix.safe
+    assert "gives a CPU tensor" in remaining.fix.description
+    assert fixed(source, unsafe=True).endswith("r = np.exp(x.cpu())\n")
+
+
+def test_det106_array_converters_keep_converting():
+    result = fix_source(NP_GRAD + "r = np.vstack(w)\n")
+    assert result.source == NP_GRAD + "r = np.vstack(w.detach().cpu().numpy())\n"
+
+
+def test_det106_shared_result_that_is_written_is_copied():
+    source = NP_GRAD + "a = np.asarray(w)\na[0] = 0\n"
+    result = fix_source(source)
+    assert result.source == NP_GRAD + "a = np.asarray(w.detach().cpu().numpy().copy())\na[0] = 0\n"
+    assert [d.fix.safe for d in result.applied if d.fix] == [True]
+    reshaped = NP_GRAD + "r = np.reshape(w, (3, 1))\nr.add_(1)\n"
+    assert fixed(reshaped) == NP_GRAD + "r = np.reshape(w.detach().clone(), (3, 1))\nr.add_(1)\n"
+
+
+def test_det106_shared_result_that_escapes_is_unsafe():
+    source = NP_GRAD + "def f():\n    return np.asarray(w)\n"
+    result = fix_source(source)
+    assert not result.changed
+    (remaining,) = result.remaining
+    assert remaining.fix is not None and not remaining.fix.safe
+    assert "unsafe: the array is returned" in remaining.fix.description
+
+
 # ---------------------------------------------------------------------- DET102
 @pytest.mark.parametrize(
     ("line", "expected"),

@@ -338,3 +338,29 @@ def test_the_text_table_fits_its_width_and_wraps_the_claim_whole() -> None:
         body = table[next(i for i, line in enumerate(table) if line.startswith("---")) + 1:]
         wrapped = " ".join(line[claimed:observed].strip() for line in body).split()
         assert wrapped == claim.split()  # every word of the claim, in order: wrapped, not cut
+
+
+@pytest.mark.parametrize(("requires_grad", "shares"), [(True, False), (False, True)])
+def test_reference_conversion_copies_where_the_original_raised(requires_grad: bool, shares: bool) -> None:
+    """With force_numpy, `.numpy()` returns a copy where the original call raised (so a write
+    through the array cannot reach the tensor and hide a fix that forgot `.copy()`), and the
+    array sharing the tensor's memory where it ran, as the original did."""
+    import numpy as np
+    import torch
+
+    from flake8_detach.verify.runner import Probes
+
+    saved = {name: torch.Tensor.__dict__.get(name) for name in ("numpy", *Probes.MOVES)}
+    try:
+        Probes("<no fixture>", force_numpy=True).install()
+        tensor = torch.ones(3, requires_grad=requires_grad)
+        array = tensor.numpy()
+    finally:
+        for name, method in saved.items():  # the probes set them on torch.Tensor itself
+            if method is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, method)
+    array[0] = 5.0
+    assert np.shares_memory(array, tensor.detach().numpy()) is shares
+    assert tensor[0].item() == (5.0 if shares else 1.0)

@@ -52,6 +52,10 @@ class Facts:
     # Node -> index of the module statement it is in, for the nodes rules report on (evaluated
     # expressions, attribute names, written names): positions then need that statement only.
     top_statements: dict[cst.CSTNode, int] = field(default_factory=dict)
+    # The module itself: what fixes that look at later uses of a value walk (see array_uses),
+    # and that walk's index of the module, built on first use.
+    module: cst.Module | None = None
+    array_tree: object | None = field(default=None, repr=False)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(node, EMPTY)

@@ -49,7 +49,7 @@ class Interpreter:
         self.imports = imports
         self.extra_no_grad = extra_no_grad
         self.converting_functions = converting_functions
-        self.facts = Facts(imports)
+        self.facts = Facts(imports, module=module)
         # The state of the walk, shared by its parts.
         self.grad_enabled = True
         self.pending: deque[FunctionInfo] = deque()

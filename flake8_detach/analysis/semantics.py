@@ -126,6 +126,21 @@ NUMPY_CONVERTING = frozenset(
     transpose atleast_1d atleast_2d atleast_3d interp corrcoef tile repeat pad fliplr flatnonzero
     count_nonzero bincount digitize searchsorted save savez savetxt linalg.norm""".split()
 )
+# The functions of NUMPY_CONVERTING that return a torch.Tensor for a tensor that does not require
+# grad (NumPy's `__array_wrap__`; checked on torch 2.13 / NumPy 2.4.6 with a (2, 3) float tensor;
+# each raises the requires-grad RuntimeError on a tensor that requires grad). The others return an
+# ndarray, a scalar or None. A fix keeps the tensor: `np.exp(x.detach())`, not `np.exp(x...numpy())`.
+NUMPY_TENSOR_RESULTS = frozenset(
+    """abs absolute argmax argmin argsort around clip cos cumprod cumsum exp floor isinf isnan log
+    log1p matmul maximum minimum repeat reshape round searchsorted sign sin sqrt square tanh
+    transpose""".split()
+)
+# Converting functions whose result shares memory with their argument (`np.shares_memory` on NumPy
+# 2.4; for reshape and transpose the returned tensor shares the storage of the tensor passed):
+# `np.array`, `np.copy` and pandas 3's DataFrame/Series copy.
+NUMPY_SHARING_CONVERTERS = frozenset(
+    "asarray asanyarray ascontiguousarray atleast_1d atleast_2d atleast_3d ravel reshape transpose".split()
+)
 # NumPy reductions: on one tensor they call `Tensor.sum(axis=..., out=...)` and fail with an
 # unrelated TypeError for any tensor; only a list/tuple of tensors goes through `.numpy()`.
 NUMPY_REDUCTIONS = frozenset("sum mean std var max min amax amin prod nansum".split())

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..analysis.array_uses import ESCAPES, WRITTEN, array_use, line_of
 from ..analysis.facts import Facts
 from ..analysis.imports import ImportTable
 from ..analysis.semantics import DEVICE_MOVES
@@ -27,13 +28,47 @@ _AUGMENTED_METHODS: dict[type[cst.BaseAugOp], str] = {
 
 
 @dataclass(frozen=True)
+class Sharing:
+    """What a fix that makes a conversion run (where it raised) owes the array it now returns.
+
+    On the CPU the array shares the tensor's memory. ``copy``: the array is written later, so the
+    fix appends `.copy()` (else the write would silently change the tensor); ``safe`` is False
+    where the array escapes the analysis (returned, stored, passed on). ``note`` ends the fix's
+    description with the reason.
+    """
+
+    copy: bool = False
+    safe: bool = True
+    note: str = ""
+
+
+NO_SHARING = Sharing()
+
+
+def conversion_sharing(conversion: cst.BaseExpression, facts: Facts, copy_method: str = "copy") -> Sharing:
+    """How a fix that makes ``conversion`` run must treat its result (see :class:`Sharing`)."""
+    use = array_use(conversion, facts)
+    if use.kind == WRITTEN:
+        line = line_of(facts, use.node)
+        where = f" at line {line}" if line is not None else ""
+        return Sharing(True, True, f" and .{copy_method}(): {use.what}{where}, and without a copy the write "
+                                   "would change the tensor on the CPU")
+    if use.kind == ESCAPES:
+        return Sharing(False, False, f"; unsafe: the array {use.what}; on the CPU it shares the tensor's memory, "
+                                     f"so a write {use.who} would change the tensor; add .{copy_method}() if it is written")
+    return NO_SHARING
+
+
+@dataclass(frozen=True)
 class ConversionFix(Fix):
     """A fix that repairs a `.numpy()` call by spelling out the chain (`.detach()`, `.cpu()`).
 
-    It remembers the call so that :func:`restyle` can swap it for `.numpy(force=True)`.
+    It remembers the call so that :func:`restyle` can swap it for `.numpy(force=True)`, with
+    the copy and safety that ``sharing`` asks for (`.numpy(force=True)` shares memory on the CPU too).
     """
 
     numpy_call: cst.Call
+    sharing: Sharing = NO_SHARING
 
 
 @dataclass(frozen=True)
@@ -87,10 +122,11 @@ def insert_method_before(call: cst.Call, method: str) -> cst.Call:
     return call.with_changes(func=func.with_changes(value=inserted, dot=_fresh_line_dot(func.dot)))
 
 
-def insert_detach(numpy_call: cst.Call) -> Fix | None:
+def insert_detach(numpy_call: cst.Call, sharing: Sharing = NO_SHARING) -> Fix | None:
     """DET101: `.detach()` before the first device move of the chain, else before `.numpy()`.
 
-    `out.to(dev).cpu().numpy()` -> `out.detach().to(dev).cpu().numpy()`.
+    `out.to(dev).cpu().numpy()` -> `out.detach().to(dev).cpu().numpy()`; with ``sharing.copy``
+    the array is copied too (`... .numpy().copy()`), and ``sharing.safe`` says whether it is safe.
     """
     target = numpy_call
     while True:
@@ -101,21 +137,34 @@ def insert_detach(numpy_call: cst.Call) -> Fix | None:
         target = receiver
     if not isinstance(target.func, cst.Attribute):
         return None
-    return ConversionFix(
-        target, insert_method_before(target, "detach"), True, "insert .detach() before the conversion", numpy_call
-    )
+    description = "insert .detach() before the conversion" + sharing.note
+    detached = insert_method_before(target, "detach")
+    if not sharing.copy:
+        return ConversionFix(target, detached, sharing.safe, description, numpy_call, sharing)
+    fixed = detached if target is numpy_call else numpy_call.deep_replace(target, detached)
+    assert isinstance(fixed, cst.Call)
+    return ConversionFix(numpy_call, method_call(fixed, "copy"), sharing.safe, description, numpy_call, sharing)
 
 
-def insert_cpu(numpy_call: cst.Call) -> Fix | None:
-    """DET104: `.cpu()` right before `.numpy()` (so after any `.detach()`)."""
+def insert_cpu(numpy_call: cst.Call, sharing: Sharing = NO_SHARING) -> Fix | None:
+    """DET104: `.cpu()` right before `.numpy()` (so after any `.detach()`).
+
+    Safe either way: on a GPU `.cpu()` copies, and on the CPU the original ran and shared memory
+    the same way. ``sharing`` is what the `force` style owes when `.numpy(force=True)` also
+    detaches (the call needs DET101's fix too).
+    """
     if not isinstance(numpy_call.func, cst.Attribute):
         return None
     fixed = insert_method_before(numpy_call, "cpu")
-    return ConversionFix(numpy_call, fixed, True, "insert .cpu() before .numpy()", numpy_call)
+    return ConversionFix(numpy_call, fixed, True, "insert .cpu() before .numpy()", numpy_call, sharing)
 
 
-def force_numpy(numpy_call: cst.Call) -> Fix:
-    """`.numpy()` -> `.numpy(force=True)`, which detaches and copies to the CPU itself."""
+def force_numpy(numpy_call: cst.Call, sharing: Sharing = NO_SHARING) -> Fix:
+    """`.numpy()` -> `.numpy(force=True)`, which detaches and copies to the CPU itself.
+
+    It copies off a GPU only: on the CPU the array still shares the tensor's memory, so
+    ``sharing`` adds `.copy()` where the array is written, and unsafety where it escapes.
+    """
     true = cst.Name("True")
     args = list(numpy_call.args)
     for index, arg in enumerate(args):
@@ -133,14 +182,18 @@ def force_numpy(numpy_call: cst.Call) -> Fix:
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         args.append(force)
-    return Fix(numpy_call, numpy_call.with_changes(args=args), True, "pass force=True to .numpy()")
+    forced: cst.Call = numpy_call.with_changes(args=args)
+    if sharing.copy:
+        forced = method_call(forced, "copy")
+    return Fix(numpy_call, forced, sharing.safe, "pass force=True to .numpy()" + sharing.note)
 
 
 def restyle(finding: Finding, style: str) -> Finding:
     """The finding with its conversion fix written in ``style`` ("chain" leaves it as built)."""
     fix = finding.fix
     if style == "force" and isinstance(fix, ConversionFix):
-        return Finding(finding.code, finding.node, finding.message, force_numpy(fix.numpy_call))
+        return Finding(finding.code, finding.node, finding.message, force_numpy(fix.numpy_call, fix.sharing),
+                       finding.related)
     return finding
 
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding
-from ..fixing.rewrites import insert_detach
+from ..fixing.rewrites import conversion_sharing, insert_detach
 from .base import (
     CALLER_DEPENDENT_NOTE,
     Invalid,
@@ -42,7 +42,18 @@ class NumpyOnGradTensor(Rule):
     )
     example = "out = model(x)\nout.cpu().numpy()"
     use_instead = "out = model(x)\nout.detach().cpu().numpy()"
-    fix_safety = "Safe: inserting `.detach()` only removes the graph, the values are the same."
+    fix_safety = (
+        "Safe where the array is only read: inserting `.detach()` only removes the graph, the values "
+        "are the same. But the fixed call runs where the original raised, and on the CPU its array "
+        "shares the tensor's memory: where the file writes the array in place afterwards (`a[i] = v`, "
+        "`a += v`, `a.fill(0)`, `np.copyto(a, v)`, `out=a`; through a view or a second name; anywhere "
+        "in the loop) the fix also appends `.copy()` and stays safe; where the array escapes what the "
+        "file shows (returned, yielded, stored in an attribute or container, passed to a function not "
+        "known to only read it, captured by a nested function) the fix is unsafe, since a write there "
+        "would silently change the tensor (a parameter, say); add `.copy()` if it is written. "
+        "`--style force` (`.numpy(force=True)`, which shares memory on the CPU too) carries the same "
+        "copy and safety."
+    )
     runtime_truth = "RuntimeError \"Can't call numpy() on Tensor that requires grad\" on every device."
     VALID = [
         "import torch\nout = torch.zeros(3) + 1\nout.numpy()\n",
@@ -61,6 +72,10 @@ class NumpyOnGradTensor(Rule):
             "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.detach().cpu().numpy()\n",
         ),
         Invalid("import torch\ndef to_numpy(t):\n    return t.numpy()\n", "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\n"),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.cpu().numpy()\nw[0, 0] = 100.0\n",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.detach().cpu().numpy().copy()\nw[0, 0] = 100.0\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
@@ -72,4 +87,5 @@ class NumpyOnGradTensor(Rule):
                 note, related = call_site_note(value)
                 if not note and not value.has(Flag.GRAD):  # only a parameter nothing in the file passes
                     note = CALLER_DEPENDENT_NOTE
-                yield self.finding(method_name(call), self.message + note, insert_detach(call), related)
+                fix = insert_detach(call, conversion_sharing(call, facts))
+                yield self.finding(method_name(call), self.message + note, fix, related)

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from ..analysis.facts import Facts
 from ..diagnostics import Finding
-from ..fixing.rewrites import insert_cpu
+from ..fixing.rewrites import NO_SHARING, conversion_sharing, insert_cpu
 from .base import Invalid, Rule, call_site_note, method_name, method_receiver, passes_force
 
 
@@ -30,7 +30,12 @@ class NumpyOnDeviceTensor(Rule):
     )
     example = "x = x.to(device)\nx.numpy()"
     use_instead = "x = x.to(device)\nx.cpu().numpy()"
-    fix_safety = "Safe: `.cpu()` copies to host memory (and is a no-op on a CPU tensor)."
+    fix_safety = (
+        "Safe: `.cpu()` copies to host memory on a GPU, and is a no-op on a CPU tensor, where the "
+        "original ran and shared memory the same way. With `--style force` the call becomes "
+        "`.numpy(force=True)`, which also detaches: where the tensor may require grad it carries "
+        "DET101's `.copy()` (the array is written later) or is unsafe (the array escapes)."
+    )
     runtime_truth = "TypeError \"can't convert cuda:0 device type tensor to numpy\" on CUDA; runs on CPU."
     VALID = [
         "import torch\nx = torch.ones(3).cuda()\nx.cpu().numpy()\n",
@@ -59,4 +64,7 @@ class NumpyOnDeviceTensor(Rule):
             value = facts.value_of(method_receiver(call))
             if value.may_be_on_device:
                 note, related = call_site_note(value)
-                yield self.finding(method_name(call), self.message + note, insert_cpu(call), related)
+                # `.numpy(force=True)` (the force style) also detaches: it owes DET101's copy then.
+                needs_detach = value.may_require_grad and facts.grad_enabled_at(call)
+                sharing = conversion_sharing(call, facts) if needs_detach else NO_SHARING
+                yield self.finding(method_name(call), self.message + note, insert_cpu(call, sharing), related)

@@ -5,9 +5,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ..analysis.facts import ConvertingCall, Facts
+from ..analysis.semantics import NUMPY_SHARING_CONVERTERS, NUMPY_TENSOR_RESULTS
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
-from ..fixing.rewrites import method_call
+from ..fixing.rewrites import NO_SHARING, Sharing, conversion_sharing, method_call
 from .base import Invalid, Rule, call_site_note
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
@@ -16,11 +17,49 @@ _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple
            cst.ListComp, cst.GeneratorExp, cst.SimpleString)
 
 
-def detached_on_cpu(expr: cst.BaseExpression) -> cst.Call:
-    """`expr.detach().cpu().numpy()`, parenthesising `expr` where the grammar needs it."""
+def chained(expr: cst.BaseExpression, methods: list[str]) -> cst.BaseExpression:
+    """`expr.m1().m2()...`, parenthesising `expr` where the grammar needs it."""
     if not isinstance(expr, _ATOMIC) and not expr.lpar:
         expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return method_call(method_call(method_call(expr, "detach"), "cpu"), "numpy")
+    for method in methods:
+        expr = method_call(expr, method)
+    return expr
+
+
+def numpy_function(facts: Facts, converting: ConvertingCall) -> str | None:
+    """`exp` for `np.exp(...)` (through the module's imports); None for other libraries."""
+    qualified = facts.imports.resolve(converting.call.func)
+    return qualified[len("numpy."):] if qualified is not None and qualified.startswith("numpy.") else None
+
+
+def argument_fix(facts: Facts, converting: ConvertingCall, expr: cst.BaseExpression, grad: bool, device: bool) -> Fix:
+    """The fix for one tensor argument: keep a tensor where NumPy would return one, else convert.
+
+    Where the result shares the argument's memory (`np.asarray`, `np.reshape`) and the call used
+    to raise for grad, the array-use analysis decides: written -> copy, escapes -> unsafe.
+    """
+    function = numpy_function(facts, converting)
+    sharing = NO_SHARING
+    if grad and function in NUMPY_SHARING_CONVERTERS:
+        sharing = conversion_sharing(converting.call, facts, "clone" if function in NUMPY_TENSOR_RESULTS else "copy")
+    if function in NUMPY_TENSOR_RESULTS:
+        return _tensor_keeping_fix(converting, expr, grad, device, sharing)
+    methods = ["detach", "cpu", "numpy"] + (["copy"] if sharing.copy else [])
+    description = "convert explicitly with .detach().cpu().numpy()" + sharing.note
+    return Fix(expr, chained(expr, methods), sharing.safe, description)
+
+
+def _tensor_keeping_fix(converting: ConvertingCall, expr: cst.BaseExpression, grad: bool, device: bool,
+                        sharing: Sharing) -> Fix:
+    """`np.exp(x)` -> `np.exp(x.detach())`: NumPy returns a tensor for a tensor without grad, so keep one."""
+    methods = (["detach"] if grad else []) + (["cpu"] if device else []) + (["clone"] if sharing.copy else [])
+    written = "." + "().".join(methods) + "()"
+    description = f"pass {written}: {converting.function}() returns a tensor for a tensor that does not require grad"
+    safe = sharing.safe and not device
+    if device:
+        description += (f"; unsafe: {converting.function}() of a CPU tensor gives a CPU tensor where the code may "
+                        "expect one on the device")
+    return Fix(expr, chained(expr, methods), safe, description + sharing.note)
 
 
 class ImplicitNumpyConversion(Rule):
@@ -50,7 +89,16 @@ class ImplicitNumpyConversion(Rule):
     use_instead = "losses.append(loss.item())\nplt.plot(np.array(losses))"
     fix_safety = (
         "Safe for a single tensor argument: it becomes `t.detach().cpu().numpy()`, the same values. "
-        "Lists are left with advice (convert each element, or store `.item()` in the first place)."
+        "Where NumPy returns a torch.Tensor for a tensor without grad (`np.exp`, `np.clip`, "
+        "`np.argmax`, `np.reshape`, ... through `__array_wrap__`) the fix keeps a tensor, "
+        "`np.exp(t.detach())`, so that tensor methods on the result still work: safe; where the "
+        "hazard is the device it becomes `np.exp(t.cpu())`, a CPU tensor where the code may expect "
+        "one on the device: unsafe. `np.asarray`, `np.asanyarray`, `np.ascontiguousarray`, "
+        "`np.atleast_1d/2d/3d`, `np.ravel` (and `np.reshape`/`np.transpose` of a tensor) share the "
+        "memory of what they are given: where the result is written afterwards the fix copies "
+        "(`.numpy().copy()`, `.detach().clone()`), where it escapes (returned, stored, passed on) the "
+        "fix is unsafe. Lists are left with advice (convert each element, or store `.item()` in the "
+        "first place)."
     )
     runtime_truth = "The library call raises the same RuntimeError / TypeError as DET101 / DET104."
     VALID = [
@@ -75,6 +123,15 @@ class ImplicitNumpyConversion(Rule):
             "w = torch.ones(3, requires_grad=True)\nax.plot((w * 2).detach().cpu().numpy())\n",
         ),
         Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
+        Invalid(
+            "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x)\nr.sum(dim=0)\n",
+            "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x.detach())\nr.sum(dim=0)\n",
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\nx = torch.ones(3, requires_grad=True)\na = np.asarray(x)\na[0] = 0\n",
+            "import torch\nimport numpy as np\nx = torch.ones(3, requires_grad=True)\n"
+            "a = np.asarray(x.detach().cpu().numpy().copy())\na[0] = 0\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
@@ -100,13 +157,14 @@ class ImplicitNumpyConversion(Rule):
             part for part, present in (("may require grad (RuntimeError)", grad), ("may live on a GPU (TypeError)", device)) if present
         )
         what = "a list, tuple or dict of tensors that" if is_container else "a tensor that"
-        advice = (
-            "convert each element with .detach().cpu(), or keep .item() values" if is_container
-            else "pass .detach().cpu().numpy()"
-        )
+        if is_container:
+            advice = "convert each element with .detach().cpu(), or keep .item() values"
+        elif numpy_function(facts, converting) in NUMPY_TENSOR_RESULTS:
+            advice = "pass " + ".".join(["", *(["detach()"] if grad else []), *(["cpu()"] if device else [])])
+            advice += f" ({converting.function}() gives a tensor back for a tensor without grad)"
+        else:
+            advice = "pass .detach().cpu().numpy()"
         message = f"{converting.function}() calls .numpy() on {what} {hazard}; {advice}"
         note, related = call_site_note(target)
-        fix = None
-        if not is_container:
-            fix = Fix(expr, detached_on_cpu(expr), True, "convert explicitly with .detach().cpu().numpy()")
+        fix = None if is_container else argument_fix(facts, converting, expr, grad, device)
         return self.finding(expr, message + note, fix, related)

@@ -4,7 +4,10 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
 
 - DET101: the flagged line raises RuntimeError (requires grad); the fixed version runs and its
   `.numpy()` calls return what the reference run returns (the original with every `.numpy()`
-  converting as `.numpy(force=True)` does: detached and copied by torch itself).
+  converting as `.numpy(force=True)` does: detached and copied by torch itself; a call that would
+  have raised returns a copy of that array, because on the CPU `.numpy(force=True)` shares the
+  tensor's memory and a write through it must not reach the tensor: a fix that makes the call run
+  must copy where the array is written, and the values of the tensor show whether it did).
 - DET104: the flagged line raises TypeError (device type) off the CPU, and runs on the CPU (where
   a line also claims DET101, the RuntimeError is what the CPU raises: torch checks the device
   first); the fixed version runs.

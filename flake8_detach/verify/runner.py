@@ -12,7 +12,10 @@ Each child executes the source compiled under the fixture's own file name, so th
 frames of that file give the line an exception came from. Probes wrap four ``torch.Tensor``
 methods and record calls made directly from the fixture's code: ``numpy`` (the converted arrays,
 in order; with ``force_numpy`` it converts as ``.numpy(force=True)`` does, which is the reference
-for value comparisons) and ``cpu`` / ``to`` / ``cuda`` (whether the result is the tensor itself
+for value comparisons, and returns a copy where the original call would have raised (the tensor
+requires grad while grad is on, or is not on the CPU): `.numpy(force=True)` shares the CPU tensor's
+memory, so without the copy a later write through the array would change the tensor in the
+reference as well and hide a fix that forgot `.copy()`) and ``cpu`` / ``to`` / ``cuda`` (whether the result is the tensor itself
 and which ``grad_fn`` it carries: how DET102 is observed).
 """
 
@@ -107,9 +110,18 @@ class Probes:
         probes = self
 
         def numpy(self: Any, *args: Any, **kwargs: Any) -> Any:
+            would_raise = False
             if probes.force_numpy:
+                would_raise = not kwargs.get("force") and (
+                    (self.requires_grad and torch.is_grad_enabled()) or self.device.type != "cpu"
+                )
                 kwargs["force"] = True
             result = original_numpy(self, *args, **kwargs)
+            if would_raise:
+                # Where the original raised, the reference must not alias the tensor: on the CPU
+                # `.numpy(force=True)` shares its memory, and a later write through the array
+                # would change the tensor, hiding a fix that forgot to copy.
+                result = result.copy()
             caller = sys._getframe(1)
             if caller.f_code.co_filename == probes.filename:
                 probes.conversions.append({"line": caller.f_lineno, "value": serialize(result.copy())})
