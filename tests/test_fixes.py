@@ -136,11 +136,28 @@ def test_det102_chain_over_lines_keeps_the_comment_on_its_line():
 
 
 # ---------------------------------------------------------------------- DET103
-@pytest.mark.parametrize("method", ["numpy()", "cpu()", "clone()"])
+@pytest.mark.parametrize("method", ["numpy()", "clone()", "tolist()", "sum()", "cpu().numpy()", "view(3).clone()", "T.sum()"])
 def test_det103_reads_become_detach_and_are_safe(method):
     result = fix_source(GRAD + f"a = w.data.{method}\n")
     assert result.source == GRAD + f"a = w.detach().{method}\n"
     assert [(d.code, d.fix.safe) for d in result.applied if d.fix] == [("DET103", True)]
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["a = w.data.cpu()", "a = w.data.view(3)", "a = w.data.t()[0]", "a = w.data.float().T", "print(w.data.reshape(3))",
+     "a, b = w.data.chunk(2)"],
+)
+def test_det103_a_kept_view_of_data_is_a_bare_read_with_an_unsafe_fix(kept):
+    """`.cpu()` of a CPU tensor, `.float()` of a float one and every view share `w`'s storage:
+    a later write through the name is unseen by autograd before the fix and seen after it."""
+    source = GRAD + kept + "\n"
+    safe_only = fix_source(source)
+    assert not safe_only.changed
+    [diagnostic] = safe_only.remaining
+    assert diagnostic.fix is not None and not diagnostic.fix.safe
+    assert "in-place write" not in diagnostic.message
+    assert fixed(source, unsafe=True) == GRAD + kept.replace("w.data", "w.detach()") + "\n"
 
 
 def test_det103_data_clone_detach_becomes_detach_clone_without_a_second_detach():
@@ -197,22 +214,24 @@ def test_det103_write_already_under_no_grad_needs_no_new_block():
 
 
 @pytest.mark.parametrize(
-    ("read", "expected"),
+    ("read", "expected", "safe"),
     [
-        ("w.data.detach()", "w.detach()"),
-        ("w.detach().data", "w.detach()"),
-        ("(w.data).detach().numpy()", "(w).detach().numpy()"),
-        ("w.data.cpu().detach().numpy()", "w.detach().cpu().numpy()"),
-        ("w.data.to('cpu').cuda().detach()", "w.detach().to('cpu').cuda()"),
-        ("w.data.dtype", "w.dtype"),
-        ("w.data.size(0)", "w.size(0)"),
+        # The kept result shares `w`'s storage: `a.add_(1)` is unseen by autograd before, seen after.
+        ("w.data.detach()", "w.detach()", False),
+        ("w.detach().data", "w.detach()", False),
+        ("w.data.to('cpu').cuda().detach()", "w.detach().to('cpu').cuda()", False),
+        ("(w.data).detach().numpy()", "(w).detach().numpy()", True),
+        ("w.data.cpu().detach().numpy()", "w.detach().cpu().numpy()", True),
+        ("w.data.dtype", "w.dtype", True),
+        ("w.data.size(0)", "w.size(0)", True),
     ],
 )
-def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected):
-    result = fix_source(GRAD + f"a = {read}\n")
+def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected, safe):
+    result = fix_source(GRAD + f"a = {read}\n", unsafe=True)
     assert result.source == GRAD + f"a = {expected}\n"
     assert ".detach().detach()" not in result.source
-    assert_parses_and_idempotent(result.source)
+    assert {d.fix.safe for d in result.applied if d.code == "DET103" and d.fix} == {safe}
+    assert_parses_and_idempotent(result.source, unsafe=True)
 
 
 def test_adjacent_writes_share_one_no_grad_block_comments_kept_and_a_blank_line_ends_the_run():
@@ -316,9 +335,11 @@ def test_a_value_that_changes_dtype_device_or_storage_is_a_rebinding_left_with_a
     assert "copy_" not in result.source
 
 
-def test_a_tensor_data_assigned_to_an_unknown_data_makes_the_statement_a_write():
+def test_a_tensor_assigned_to_the_data_of_an_unknown_object_is_not_flagged():
+    """A tensor in `box.data` shows that the field holds a tensor, not that `box` is one (a
+    Dataset's `.data` does too): `box.copy_(...)` would raise AttributeError."""
     source = "import torch\ndef convert(module, aux, box):\n    aux.weight.data = module.weight.data.clone()\n    box.data = box.other.data\n"
-    assert [d.line for d in check_source(source + "    box.data = module.detach()\n")] == [3, 3, 5]
+    assert [d.line for d in check_source(source + "    box.data = module.detach()\n")] == [3, 3]
     result = fix_source(source, unsafe=True)
     assert "        aux.weight.copy_(module.weight.clone())\n" in result.source
     assert "    box.data = box.other.data\n" in result.source
