@@ -412,6 +412,96 @@ def test_det103_write_that_is_not_a_whole_statement_is_left_with_advice():
     assert "torch.no_grad()" in diagnostic.message
 
 
+@pytest.mark.parametrize(
+    ("write", "rewritten"),
+    [
+        ("w.data.view(3).add_(1)", "w.view(3).add_(1)"),
+        ("w.data.t()[0] = 1", "w.t()[0] = 1"),
+        ("w.data[0].zero_()", "w[0].zero_()"),
+        ("w.data.float().T.mul_(2)", "w.float().T.mul_(2)"),
+        ("w.data.view(3)[:2] += w.data.sum()", "w.view(3)[:2] += w.sum()"),
+        ("torch.add(w, 1, out=w.data)", "torch.add(w, 1, out=w)"),
+    ],
+)
+def test_det103_a_write_through_views_of_data_is_a_write_with_an_unsafe_fix(write, rewritten):
+    """`w.data.view(3).add_(1)` writes `w`'s storage unseen by autograd: never a safe read fix."""
+    source = GRAD + write + "\n"
+    safe_only = fix_source(source)
+    assert "w.data" in safe_only.source  # only a read in the written value (`w.data.sum()`) is fixed
+    writes = [d for d in safe_only.remaining if "in-place write through .data" in d.message]
+    assert len(writes) == 1 and writes[0].fix is not None and not writes[0].fix.safe
+    result = fix_source(source, unsafe=True)
+    assert result.source == GRAD + f"with torch.no_grad():\n    {rewritten}\n"
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
+def test_det103_a_write_through_views_inside_a_larger_statement_is_left_with_advice():
+    source = GRAD + "y = w.data.view(3).add_(1)\n"
+    [diagnostic] = check_source(source)
+    assert "in-place write through .data" in diagnostic.message and diagnostic.fix is None
+
+
+@pytest.mark.parametrize(
+    ("imports", "expected_imports"),
+    [
+        # Only for type checkers: the name does not exist at run time.
+        ("from typing import TYPE_CHECKING\nfrom torch import nn\nif TYPE_CHECKING:\n    import torch\n",
+         "from typing import TYPE_CHECKING\nimport torch\nfrom torch import nn\nif TYPE_CHECKING:\n    import torch\n"),
+        ("import typing\nimport torch.nn as nn\nif typing.TYPE_CHECKING:\n    import torch\n",
+         "import typing\nimport torch.nn as nn\nimport torch\n\nif typing.TYPE_CHECKING:\n    import torch\n"),
+        ("import typing\nimport torch.nn as nn\nif typing.TYPE_CHECKING: import torch\n",
+         "import typing\nimport torch.nn as nn\nimport torch\n\nif typing.TYPE_CHECKING: import torch\n"),
+        # A class body's import is a class attribute, not a module name.
+        ("from torch import nn\nclass Holder:\n    import torch\n",
+         "import torch\nfrom torch import nn\nclass Holder:\n    import torch\n"),
+        # Bound in another function only.
+        ("import torch.nn as nn\ndef version():\n    import torch\n    return torch.__version__\n",
+         "import torch.nn as nn\nimport torch\n\ndef version():\n    import torch\n    return torch.__version__\n"),
+    ],
+)
+def test_det103_write_fix_imports_torch_when_no_torch_name_is_bound_at_run_time(imports, expected_imports):
+    body = "layer = nn.Linear(2, 2)\nlayer.weight.data.zero_()\n"
+    result = fix_source(imports + body, unsafe=True)
+    assert result.source == expected_imports + "layer = nn.Linear(2, 2)\nwith torch.no_grad():\n    layer.weight.zero_()\n"
+    assert [d.fix.description.endswith("(adds `import torch`)") for d in result.applied if d.fix] == [True]
+    assert_parses_and_idempotent(result.source, unsafe=True)
+    ran = subprocess.run([sys.executable, "-c", result.source], check=False, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr  # the fixed file runs: torch is bound
+
+
+@pytest.mark.parametrize(
+    ("source", "context"),
+    [
+        # The `else:` of a TYPE_CHECKING test runs.
+        (("import typing\nif typing.TYPE_CHECKING:\n    import torch\nelse:\n    import torch as T\n"
+          "def f(m):\n    m.weight.data.zero_()\nf(T.nn.Linear(2, 2))\n"), "T.no_grad()"),
+        (("from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    import torch as T\n"
+          "def f(m):\n    m.weight.data.zero_()\nf(T.nn.Linear(2, 2))\n"), "T.no_grad()"),
+        # The write's own function imports it first.
+        ("def reset():\n    import torch\n    m = torch.nn.Linear(2, 2)\n    m.weight.data.zero_()\n", "torch.no_grad()"),
+        ("def reset():\n    from torch import nn, no_grad\n    m = nn.Linear(2, 2)\n    m.weight.data.zero_()\n", "no_grad()"),
+    ],
+)
+def test_det103_write_fix_uses_a_name_bound_where_the_write_runs(source, context):
+    result = fix_source(source, unsafe=True)
+    assert f"with {context}:\n" in result.source
+    assert "(adds `import torch`)" not in result.applied[0].fix.description
+    assert result.source.count("import torch") == source.count("import torch")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight.data.zero_()\n",
+        # An import later in the same function makes `torch` local there: unbound at the write.
+        "import torch.nn as nn\ndef reset():\n    m = nn.Linear(2, 2)\n    m.weight.data.zero_()\n    import torch\n",
+    ],
+)
+def test_det103_write_fix_is_withheld_where_torch_names_something_else(source):
+    [diagnostic] = check_source(source)
+    assert diagnostic.code == "DET103" and diagnostic.fix is None
+
+
 # ---------------------------------------------------------------------- DET104
 def test_det104_inserts_cpu_after_detach():
     source = "import torch\nx = torch.ones(3, device='cuda')\nx.detach().numpy()\n"
