@@ -495,6 +495,8 @@ def test_det103_write_fix_uses_a_name_bound_where_the_write_runs(source, context
         "import numpy as torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight.data.zero_()\n",
         # An import later in the same function makes `torch` local there: unbound at the write.
         "import torch.nn as nn\ndef reset():\n    m = nn.Linear(2, 2)\n    m.weight.data.zero_()\n    import torch\n",
+        # Imported only below the top-level write: not bound when it runs.
+        "import torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight.data.zero_()\nimport torch\n",
     ],
 )
 def test_det103_write_fix_is_withheld_where_torch_names_something_else(source):

@@ -185,6 +185,12 @@ class ImportTable:
                 names[binding.local] = binding.qualified
         return names
 
+    def bound_at_top_level(self, name: str) -> bool:
+        """Whether a top-level import that runs binds ``name`` (anywhere in the file)."""
+        self._scoped_places()
+        return any(binding.local == name and binding.place.runtime and not binding.place.scopes
+                   for binding in self._bindings)
+
     def later_locals_at(self, statement: cst.CSTNode) -> set[str]:
         """Names an import binds in ``statement``'s own function after it: local to the whole
         function, so unbound at ``statement`` even where the module binds them."""

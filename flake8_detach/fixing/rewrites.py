@@ -241,8 +241,9 @@ def no_grad_context(imports: ImportTable, statement: cst.CSTNode) -> tuple[cst.C
     Only imports that run count: not one under `if TYPE_CHECKING:`, not one in another
     function, not a top-level one below top-level code (``imports.names_at``). Returns the call
     and whether `import torch` must be added at the top for it (no usable name binds torch);
-    None when the name `torch` is bound to something else there, or by an import later in the
-    same function (a local name, unbound before it).
+    None when the name `torch` is bound to something else there, by an import later in the
+    same function (a local name, unbound before it) or by a top-level import below this
+    top-level write.
     """
     names = imports.names_at(statement)
     torch_names = sorted(local for local, qualified in names.items() if qualified == "torch")
@@ -254,6 +255,8 @@ def no_grad_context(imports: ImportTable, statement: cst.CSTNode) -> tuple[cst.C
             return cst.Call(func=cst.Name(local)), False
     if "torch" in names or "torch" in imports.later_locals_at(statement):
         return None
+    if imports.bound_at_top_level("torch"):
+        return None  # imported below this top-level write: an added `import torch` would be skipped as a duplicate
     return cst.Call(func=cst.Attribute(value=cst.Name("torch"), attr=cst.Name("no_grad"))), True
 
 

@@ -117,7 +117,7 @@ class LegacyDataAttribute(Rule):
         "(`torch`, the module's alias, `no_grad`): an import under `if TYPE_CHECKING:` or in another "
         "function does not count, and then `import torch` is added at the top (above the first "
         "`from torch import`); where `torch` is bound to something else (or imported later in the "
-        "same function) no fix is offered. The statement is fixed whole: the `.data` of tensors in "
+        "same function, or below a top-level write) no fix is offered. The statement is fixed whole: the `.data` of tensors in "
         "the written value goes too (`p.data = q.data` -> `p.copy_(q)`), as it changes no number "
         "under no_grad.\n\n"
         "- In-place methods and augmented assignments (`p.data.add_(g)`, `p.data -= lr * g`, "
