@@ -253,11 +253,28 @@ def test_det102_chain_over_lines_keeps_the_comment_on_its_line():
 
 
 # ---------------------------------------------------------------------- DET103
-@pytest.mark.parametrize("method", ["numpy()", "cpu()", "clone()"])
+@pytest.mark.parametrize("method", ["numpy()", "clone()", "tolist()", "sum()", "cpu().numpy()", "view(3).clone()", "T.sum()"])
 def test_det103_reads_become_detach_and_are_safe(method):
     result = fix_source(GRAD + f"a = w.data.{method}\n")
     assert result.source == GRAD + f"a = w.detach().{method}\n"
     assert [(d.code, d.fix.safe) for d in result.applied if d.fix] == [("DET103", True)]
+
+
+@pytest.mark.parametrize(
+    "kept",
+    ["a = w.data.cpu()", "a = w.data.view(3)", "a = w.data.t()[0]", "a = w.data.float().T", "print(w.data.reshape(3))",
+     "a, b = w.data.chunk(2)"],
+)
+def test_det103_a_kept_view_of_data_is_a_bare_read_with_an_unsafe_fix(kept):
+    """`.cpu()` of a CPU tensor, `.float()` of a float one and every view share `w`'s storage:
+    a later write through the name is unseen by autograd before the fix and seen after it."""
+    source = GRAD + kept + "\n"
+    safe_only = fix_source(source)
+    assert not safe_only.changed
+    [diagnostic] = safe_only.remaining
+    assert diagnostic.fix is not None and not diagnostic.fix.safe
+    assert "in-place write" not in diagnostic.message
+    assert fixed(source, unsafe=True) == GRAD + kept.replace("w.data", "w.detach()") + "\n"
 
 
 def test_det103_data_clone_detach_becomes_detach_clone_without_a_second_detach():
@@ -314,22 +331,24 @@ def test_det103_write_already_under_no_grad_needs_no_new_block():
 
 
 @pytest.mark.parametrize(
-    ("read", "expected"),
+    ("read", "expected", "safe"),
     [
-        ("w.data.detach()", "w.detach()"),
-        ("w.detach().data", "w.detach()"),
-        ("(w.data).detach().numpy()", "(w).detach().numpy()"),
-        ("w.data.cpu().detach().numpy()", "w.detach().cpu().numpy()"),
-        ("w.data.to('cpu').cuda().detach()", "w.detach().to('cpu').cuda()"),
-        ("w.data.dtype", "w.dtype"),
-        ("w.data.size(0)", "w.size(0)"),
+        # The kept result shares `w`'s storage: `a.add_(1)` is unseen by autograd before, seen after.
+        ("w.data.detach()", "w.detach()", False),
+        ("w.detach().data", "w.detach()", False),
+        ("w.data.to('cpu').cuda().detach()", "w.detach().to('cpu').cuda()", False),
+        ("(w.data).detach().numpy()", "(w).detach().numpy()", True),
+        ("w.data.cpu().detach().numpy()", "w.detach().cpu().numpy()", True),
+        ("w.data.dtype", "w.dtype", True),
+        ("w.data.size(0)", "w.size(0)", True),
     ],
 )
-def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected):
-    result = fix_source(GRAD + f"a = {read}\n")
+def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected, safe):
+    result = fix_source(GRAD + f"a = {read}\n", unsafe=True)
     assert result.source == GRAD + f"a = {expected}\n"
     assert ".detach().detach()" not in result.source
-    assert_parses_and_idempotent(result.source)
+    assert {d.fix.safe for d in result.applied if d.code == "DET103" and d.fix} == {safe}
+    assert_parses_and_idempotent(result.source, unsafe=True)
 
 
 def test_adjacent_writes_share_one_no_grad_block_comments_kept_and_a_blank_line_ends_the_run():
@@ -433,9 +452,11 @@ def test_a_value_that_changes_dtype_device_or_storage_is_a_rebinding_left_with_a
     assert "copy_" not in result.source
 
 
-def test_a_tensor_data_assigned_to_an_unknown_data_makes_the_statement_a_write():
+def test_a_tensor_assigned_to_the_data_of_an_unknown_object_is_not_flagged():
+    """A tensor in `box.data` shows that the field holds a tensor, not that `box` is one (a
+    Dataset's `.data` does too): `box.copy_(...)` would raise AttributeError."""
     source = "import torch\ndef convert(module, aux, box):\n    aux.weight.data = module.weight.data.clone()\n    box.data = box.other.data\n"
-    assert [d.line for d in check_source(source + "    box.data = module.detach()\n")] == [3, 3, 5]
+    assert [d.line for d in check_source(source + "    box.data = module.detach()\n")] == [3, 3]
     result = fix_source(source, unsafe=True)
     assert "        aux.weight.copy_(module.weight.clone())\n" in result.source
     assert "    box.data = box.other.data\n" in result.source
@@ -506,6 +527,98 @@ def test_det103_write_that_is_not_a_whole_statement_is_left_with_advice():
     [diagnostic] = result.remaining
     assert diagnostic.code == "DET103" and diagnostic.fix is None
     assert "torch.no_grad()" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    ("write", "rewritten"),
+    [
+        ("w.data.view(3).add_(1)", "w.view(3).add_(1)"),
+        ("w.data.t()[0] = 1", "w.t()[0] = 1"),
+        ("w.data[0].zero_()", "w[0].zero_()"),
+        ("w.data.float().T.mul_(2)", "w.float().T.mul_(2)"),
+        ("w.data.view(3)[:2] += w.data.sum()", "w.view(3)[:2] += w.sum()"),
+        ("torch.add(w, 1, out=w.data)", "torch.add(w, 1, out=w)"),
+    ],
+)
+def test_det103_a_write_through_views_of_data_is_a_write_with_an_unsafe_fix(write, rewritten):
+    """`w.data.view(3).add_(1)` writes `w`'s storage unseen by autograd: never a safe read fix."""
+    source = GRAD + write + "\n"
+    safe_only = fix_source(source)
+    assert "w.data" in safe_only.source  # only a read in the written value (`w.data.sum()`) is fixed
+    writes = [d for d in safe_only.remaining if "in-place write through .data" in d.message]
+    assert len(writes) == 1 and writes[0].fix is not None and not writes[0].fix.safe
+    result = fix_source(source, unsafe=True)
+    assert result.source == GRAD + f"with torch.no_grad():\n    {rewritten}\n"
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
+def test_det103_a_write_through_views_inside_a_larger_statement_is_left_with_advice():
+    source = GRAD + "y = w.data.view(3).add_(1)\n"
+    [diagnostic] = check_source(source)
+    assert "in-place write through .data" in diagnostic.message and diagnostic.fix is None
+
+
+@pytest.mark.parametrize(
+    ("imports", "expected_imports"),
+    [
+        # Only for type checkers: the name does not exist at run time.
+        ("from typing import TYPE_CHECKING\nfrom torch import nn\nif TYPE_CHECKING:\n    import torch\n",
+         "from typing import TYPE_CHECKING\nimport torch\nfrom torch import nn\nif TYPE_CHECKING:\n    import torch\n"),
+        ("import typing\nimport torch.nn as nn\nif typing.TYPE_CHECKING:\n    import torch\n",
+         "import typing\nimport torch.nn as nn\nimport torch\n\nif typing.TYPE_CHECKING:\n    import torch\n"),
+        ("import typing\nimport torch.nn as nn\nif typing.TYPE_CHECKING: import torch\n",
+         "import typing\nimport torch.nn as nn\nimport torch\n\nif typing.TYPE_CHECKING: import torch\n"),
+        # A class body's import is a class attribute, not a module name.
+        ("from torch import nn\nclass Holder:\n    import torch\n",
+         "import torch\nfrom torch import nn\nclass Holder:\n    import torch\n"),
+        # Bound in another function only.
+        ("import torch.nn as nn\ndef version():\n    import torch\n    return torch.__version__\n",
+         "import torch.nn as nn\nimport torch\n\ndef version():\n    import torch\n    return torch.__version__\n"),
+    ],
+)
+def test_det103_write_fix_imports_torch_when_no_torch_name_is_bound_at_run_time(imports, expected_imports):
+    body = "layer = nn.Linear(2, 2)\nlayer.weight.data.zero_()\n"
+    result = fix_source(imports + body, unsafe=True)
+    assert result.source == expected_imports + "layer = nn.Linear(2, 2)\nwith torch.no_grad():\n    layer.weight.zero_()\n"
+    assert [d.fix.description.endswith("(adds `import torch`)") for d in result.applied if d.fix] == [True]
+    assert_parses_and_idempotent(result.source, unsafe=True)
+    ran = subprocess.run([sys.executable, "-c", result.source], check=False, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr  # the fixed file runs: torch is bound
+
+
+@pytest.mark.parametrize(
+    ("source", "context"),
+    [
+        # The `else:` of a TYPE_CHECKING test runs.
+        (("import typing\nif typing.TYPE_CHECKING:\n    import torch\nelse:\n    import torch as T\n"
+          "def f(m):\n    m.weight.data.zero_()\nf(T.nn.Linear(2, 2))\n"), "T.no_grad()"),
+        (("from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    import torch as T\n"
+          "def f(m):\n    m.weight.data.zero_()\nf(T.nn.Linear(2, 2))\n"), "T.no_grad()"),
+        # The write's own function imports it first.
+        ("def reset():\n    import torch\n    m = torch.nn.Linear(2, 2)\n    m.weight.data.zero_()\n", "torch.no_grad()"),
+        ("def reset():\n    from torch import nn, no_grad\n    m = nn.Linear(2, 2)\n    m.weight.data.zero_()\n", "no_grad()"),
+    ],
+)
+def test_det103_write_fix_uses_a_name_bound_where_the_write_runs(source, context):
+    result = fix_source(source, unsafe=True)
+    assert f"with {context}:\n" in result.source
+    assert "(adds `import torch`)" not in result.applied[0].fix.description
+    assert result.source.count("import torch") == source.count("import torch")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as torch\nimport torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight.data.zero_()\n",
+        # An import later in the same function makes `torch` local there: unbound at the write.
+        "import torch.nn as nn\ndef reset():\n    m = nn.Linear(2, 2)\n    m.weight.data.zero_()\n    import torch\n",
+        # Imported only below the top-level write: not bound when it runs.
+        "import torch.nn as nn\nm = nn.Linear(2, 2)\nm.weight.data.zero_()\nimport torch\n",
+    ],
+)
+def test_det103_write_fix_is_withheld_where_torch_names_something_else(source):
+    [diagnostic] = check_source(source)
+    assert diagnostic.code == "DET103" and diagnostic.fix is None
 
 
 # ---------------------------------------------------------------------- DET104

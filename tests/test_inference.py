@@ -238,3 +238,28 @@ def test_rnn_fed_a_packed_sequence_returns_one() -> None:
         "packed = rnn_utils.pack_sequence([torch.ones(3, 2)])\noutput_packed, hidden = rnn(packed)\n"
     )
     assert lines(source + "a = output_packed.data[[0]]\nb = hidden.data\n") == [(7, "DET103")]
+
+
+def test_data_of_an_object_not_shown_to_be_a_tensor_is_not_flagged() -> None:
+    """What follows `.data` shows the field is a tensor, not the object: a Dataset's `.data` is one."""
+    head = "import torch\nfrom torchvision import datasets\n"
+    assert lines(head + "mnist = datasets.MNIST('.')\nmnist.data.numpy()\nmnist.data.add_(1)\n") == []
+    assert lines(head + "def show(batch):\n    batch.data.cpu().numpy()\n    batch.data = batch.other.detach()\n") == []
+    dataset = (
+        "import torch\nfrom torch.utils.data import Dataset\n\n\nclass Digits(Dataset):\n"
+        "    def __init__(self):\n        self.data = torch.zeros(2, dtype=torch.uint8)\n\n\n"
+    )
+    assert lines(dataset + "digits = Digits()\ndigits.data.numpy()\ndigits.data.view(2).mul_(1)\n") == []
+    # The object itself shown to be a tensor: flagged, reads and writes.
+    assert lines(head + "x = torch.ones(2)\nx.data.numpy()\nx.data.add_(1)\n") == [(4, "DET103"), (5, "DET103")]
+
+
+def test_a_chain_of_views_after_data_ending_in_a_write_is_a_write() -> None:
+    head = "import torch\nx = torch.ones(3, requires_grad=True)\n"
+    for write in ("x.data.view(3).add_(1)", "x.data.t()[0] = 1", "x.data.cpu().float().zero_()",
+                  "torch.mul(x, 2, out=x.data)", "x.data.squeeze()[0] += 1"):
+        [diagnostic] = check_source(head + write + "\n")
+        assert "in-place write through .data" in diagnostic.message, write
+    for read in ("a = x.data.view(3).numpy()", "a = x.data.view(3)", "print(x.data.t().sum())"):
+        [diagnostic] = check_source(head + read + "\n")
+        assert diagnostic.message.startswith("DET103 .data is the legacy untracked view"), read

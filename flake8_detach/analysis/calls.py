@@ -36,6 +36,8 @@ class CallEvaluator:
             value = self.interp.eval(arg.value, env)
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = value
+                if arg.keyword.value == "out":
+                    self.facts.parents[arg.value] = node  # `torch.add(a, b, out=x.data)` writes through `.data`
             elif arg.star:
                 positional.append(value.element())
             else:

@@ -9,12 +9,35 @@ names bound by imports, so one pass over the import statements is enough.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Union
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+SimpleStatement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
+# The nodes whose body is a scope of its own: a name bound there is not a module name.
+Scope = Union[cst.FunctionDef, cst.ClassDef]
 
-def iter_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
+
+_BLOCK_PARTS = (cst.BaseStatement, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
+
+
+def _statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements (and handler, `else`, `case` parts) directly inside a compound statement.
+
+    A one-line body (`if c: import torch`) is a SimpleStatementSuite: it is a statement of its own.
+    """
+    children: list[cst.CSTNode] = []
+    for child in node.children:
+        if isinstance(child, cst.IndentedBlock):
+            children.extend(child.body)
+        elif isinstance(child, (cst.SimpleStatementSuite, *_BLOCK_PARTS)):
+            children.append(child)
+    return children
+
+
+def iter_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[SimpleStatement]:
     """Every simple statement line, at any depth, without visiting expressions.
 
     Imports are statements, so walking statement bodies finds them all at a fraction of a
@@ -26,25 +49,94 @@ def iter_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.SimpleSt
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield node
             continue
-        children: list[cst.CSTNode] = []
-        for child in node.children:
-            if isinstance(child, cst.BaseSuite):
-                children.extend(child.body)
-            elif isinstance(
-                child,
-                (cst.BaseStatement, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase),
-            ):
-                children.append(child)
-        stack.extend(reversed(children))
+        stack.extend(reversed(_statement_children(node)))
+
+
+def _type_checking_test(test: cst.BaseExpression) -> bool | None:
+    """True for `TYPE_CHECKING` / `typing.TYPE_CHECKING`, False for `not TYPE_CHECKING`, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _type_checking_test(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Name) and test.value == "TYPE_CHECKING":
+        return True
+    if isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING":
+        return True
+    return None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a simple statement runs: its scopes (outermost first, () for the module's top
+    level), whether it runs at all (not under `if TYPE_CHECKING:`), and its document order."""
+
+    scopes: tuple[Scope, ...]
+    runtime: bool
+    order: int
+
+    def sees(self, binding: Place) -> bool:
+        """Whether a name bound at ``binding`` is bound when this statement runs.
+
+        A module name is bound for a function's body (it runs later), and for top-level code
+        when the import came first; a function's own import only for its body (and the
+        functions nested in it) after it; a class body's import only for that class body.
+        """
+        if not binding.runtime:
+            return False
+        if not binding.scopes:
+            functions = [scope for scope in self.scopes if isinstance(scope, cst.FunctionDef)]
+            return bool(functions) or binding.order < self.order
+        owner = binding.scopes[-1]
+        if owner not in self.scopes:
+            return False
+        if isinstance(owner, cst.ClassDef) and self.scopes[-1] is not owner:
+            return False  # a class body's names are class attributes, not names of its methods
+        return self.scopes[-1] is not owner or binding.order < self.order
+
+
+def _scoped_statements(body: Sequence[cst.CSTNode]) -> Iterator[tuple[SimpleStatement, Place]]:
+    """Every simple statement with its :class:`Place`, in document order."""
+    stack: list[tuple[cst.CSTNode, tuple[Scope, ...], bool]] = [(node, (), True) for node in reversed(body)]
+    order = 0
+    while stack:
+        node, scopes, runtime = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield node, Place(scopes, runtime, order)
+            order += 1
+            continue
+        inner = (*scopes, node) if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else scopes
+        guard = _type_checking_test(node.test) if isinstance(node, cst.If) else None
+        if isinstance(node, cst.If) and guard is not None:
+            # `if TYPE_CHECKING:` never runs its body; its `else:` (or `elif`) is what runs.
+            parts = [(child, inner, runtime and not guard) for child in _statement_children(node.body)]
+            if node.orelse is not None:
+                parts.append((node.orelse, inner, runtime and guard))
+        else:
+            parts = [(child, inner, runtime) for child in _statement_children(node)]
+        stack.extend(reversed(parts))
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    """One name an import binds, and where."""
+
+    local: str
+    qualified: str
+    place: Place
 
 
 class ImportTable:
-    def __init__(self) -> None:
+    """The names imports bind (``aliases``, every import of the file, for resolving names) and,
+    on demand, where each is bound (:meth:`names_at`, for fixes that spell a name)."""
+
+    def __init__(self, module: cst.Module | None = None) -> None:
         self.aliases: dict[str, str] = {}
+        self._module = module
+        self._places: dict[cst.CSTNode, Place] | None = None
+        self._bindings: list[ImportBinding] = []
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
-        table = cls()
+        table = cls(module)
         for statement in iter_simple_statements(module.body):
             for small in statement.body:
                 if isinstance(small, cst.Import):
@@ -78,6 +170,54 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = f"{base}.{name}"
+
+    def names_at(self, statement: cst.CSTNode) -> dict[str, str]:
+        """The names imports have bound when ``statement`` (a simple statement line) runs.
+
+        Imports under `if TYPE_CHECKING:` never run; a function's imports are its own; a
+        top-level import counts for top-level code after it. A statement the table does not
+        know gets the imports that run at the module's top level.
+        """
+        place = self._scoped_places().get(statement)
+        names: dict[str, str] = {}
+        for binding in self._bindings:
+            if place.sees(binding.place) if place is not None else binding.place.runtime and not binding.place.scopes:
+                names[binding.local] = binding.qualified
+        return names
+
+    def bound_at_top_level(self, name: str) -> bool:
+        """Whether a top-level import that runs binds ``name`` (anywhere in the file)."""
+        self._scoped_places()
+        return any(binding.local == name and binding.place.runtime and not binding.place.scopes
+                   for binding in self._bindings)
+
+    def later_locals_at(self, statement: cst.CSTNode) -> set[str]:
+        """Names an import binds in ``statement``'s own function after it: local to the whole
+        function, so unbound at ``statement`` even where the module binds them."""
+        place = self._scoped_places().get(statement)
+        if place is None or not place.scopes or not isinstance(place.scopes[-1], cst.FunctionDef):
+            return set()
+        return {binding.local for binding in self._bindings
+                if binding.place.scopes == place.scopes and binding.place.order > place.order}
+
+    def _scoped_places(self) -> dict[cst.CSTNode, Place]:
+        """One walk, the first time a fix asks: the place of every simple statement and import."""
+        if self._places is not None:
+            return self._places
+        self._places = {}
+        scratch = ImportTable()
+        for statement, place in _scoped_statements(self._module.body if self._module is not None else ()):
+            self._places[statement] = place
+            for small in statement.body:
+                if not isinstance(small, (cst.Import, cst.ImportFrom)):
+                    continue
+                scratch.aliases = {}
+                if isinstance(small, cst.Import):
+                    scratch._add_import(small)
+                else:
+                    scratch._add_import_from(small)
+                self._bindings.extend(ImportBinding(local, qualified, place) for local, qualified in scratch.aliases.items())
+        return self._places
 
     @property
     def imports_torch(self) -> bool:

@@ -229,10 +229,13 @@ def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) 
 
     Where the chain detaches anyway or reads metadata, the `.data` is simply dropped:
     `x.data.detach()`, `x.detach().data` and `x.data.cpu().detach()` lose it (never
-    `.detach().detach()`), and so does `x.data.dtype` (`x.dtype`, the same answer).
+    `.detach().detach()`), and so does `x.data.dtype` (`x.dtype`, the same answer). ``safe``:
+    the rule's judgement of the chain (a kept alias, `a = x.data.detach()`, is not); reading
+    metadata is always safe.
     """
     if _method(data.value) == "detach" or _detached_later(data, facts) or _reads_metadata(data, facts):
-        return Fix(data, _parenthesized_like(data.value, data), True, "drop the redundant .data")
+        return Fix(data, _parenthesized_like(data.value, data), safe or _reads_metadata(data, facts),
+                   "drop the redundant .data")
     call = cst.Call(
         func=cst.Attribute(value=data.value, attr=cst.Name("detach"), dot=data.dot),
         lpar=data.lpar,
@@ -285,22 +288,28 @@ def data_clone_detach(data: cst.Attribute, facts: Facts) -> Fix | None:
     return Fix(detach, fixed, True, "replace .data.clone().detach() with .detach().clone()")
 
 
-def no_grad_context(imports: ImportTable) -> tuple[cst.Call, bool] | None:
-    """`torch.no_grad()` spelled with the module's own import (`T.no_grad()`, `no_grad()`).
+def no_grad_context(imports: ImportTable, statement: cst.CSTNode) -> tuple[cst.Call, bool] | None:
+    """`torch.no_grad()` spelled with a name bound where ``statement`` runs (`T.no_grad()`, `no_grad()`).
 
-    Returns the call and whether `import torch` must be added for it (the file imports from
-    torch, `from torch import nn`, but binds no name to torch itself); None when the name
-    `torch` is taken by something else.
+    Only imports that run count: not one under `if TYPE_CHECKING:`, not one in another
+    function, not a top-level one below top-level code (``imports.names_at``). Returns the call
+    and whether `import torch` must be added at the top for it (no usable name binds torch);
+    None when the name `torch` is bound to something else there, by an import later in the
+    same function (a local name, unbound before it) or by a top-level import below this
+    top-level write.
     """
-    torch_names = sorted(local for local, qualified in imports.aliases.items() if qualified == "torch")
+    names = imports.names_at(statement)
+    torch_names = sorted(local for local, qualified in names.items() if qualified == "torch")
     if torch_names:
         name = "torch" if "torch" in torch_names else torch_names[0]
         return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("no_grad"))), False
-    for local, qualified in sorted(imports.aliases.items()):
+    for local, qualified in sorted(names.items()):
         if qualified == "torch.no_grad":
             return cst.Call(func=cst.Name(local)), False
-    if "torch" in imports.aliases:
+    if "torch" in names or "torch" in imports.later_locals_at(statement):
         return None
+    if imports.bound_at_top_level("torch"):
+        return None  # imported below this top-level write: an added `import torch` would be skipped as a duplicate
     return cst.Call(func=cst.Attribute(value=cst.Name("torch"), attr=cst.Name("no_grad"))), True
 
 
@@ -488,6 +497,27 @@ def data_write_statement(
         value = _written_value(small.value, is_tensor_data)
         return line, cst.Expr(method_call(tensor, method, (cst.Arg(value),))), f"call .{method}() on the tensor under torch.no_grad()"
     return None
+
+
+def data_chain_write_statement(
+    end: cst.CSTNode, facts: Facts, is_tensor_data: Callable[[cst.Attribute], bool]
+) -> tuple[cst.SimpleStatementLine, cst.BaseSmallStatement, str] | None:
+    """A write through views of `.data` rewritten on the tensor: the statement whose root is
+    ``end``, with the `.data` of tensors dropped (``is_tensor_data``, the rule's judgement).
+
+    `x.data.view(3).add_(1)` -> `x.view(3).add_(1)`; `x.data.t()[0] = v` -> `x.t()[0] = v`;
+    `torch.add(a, b, out=x.data)` -> `torch.add(a, b, out=x)`. None when the write is not the
+    whole statement (`y = x.data.view(3).add_(1)`).
+    """
+    line = facts.statement_lines.get(end)
+    if line is None:
+        return None
+    small = line.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) != 1:
+        return None
+    rewritten = small.visit(_DropTensorData(is_tensor_data))
+    assert isinstance(rewritten, cst.BaseSmallStatement)
+    return line, rewritten, "write through a view of the tensor itself under torch.no_grad()"
 
 
 def wrap_in_no_grad(

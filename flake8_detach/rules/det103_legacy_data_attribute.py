@@ -8,6 +8,7 @@ from ..analysis.facts import Facts
 from ..analysis.values import Flag
 from ..diagnostics import Finding, Fix
 from ..fixing.rewrites import (
+    data_chain_write_statement,
     data_clone_detach,
     data_to_detach,
     data_write_statement,
@@ -17,10 +18,28 @@ from ..fixing.rewrites import (
 )
 from .base import Invalid, Rule
 
-# Methods that only a torch.Tensor has: `.data` followed by one of them is a tensor's `.data`.
-# Methods after `.data` that only a tensor has (besides the in-place `*_` ones, see
-# `_is_in_place_method`): evidence that the `.data` is Tensor.data.
-TENSOR_METHODS = frozenset({"numpy", "cpu", "cuda", "clone", "detach"})
+# Tensor methods whose result may share the receiver's storage: views, splits into views, and
+# conversions that return the tensor itself when nothing changes (`.cpu()` of a CPU tensor,
+# `.float()` of a float one). Checked on torch 2.13: each result's untyped_storage().data_ptr()
+# equals the receiver's. A write through one of them (`x.data.view(3).add_(1)`) writes `x`.
+# `.numpy()` shares the storage too, but autograd never sees a write through an ndarray
+# either way: it is a read.
+ALIASING_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "permute", "transpose", "t", "adjoint", "squeeze",
+    "unsqueeze", "expand", "expand_as", "narrow", "select", "flatten", "unflatten", "ravel",
+    "diagonal", "as_strided", "movedim", "moveaxis", "swapaxes", "swapdims", "unfold", "split",
+    "split_with_sizes", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "conj",
+    "resolve_conj", "resolve_neg", "positive", "contiguous", "detach", "as_subclass", "to_dense",
+    "to", "cpu", "cuda", "xpu", "mps", "type", "type_as", "float", "double", "half", "bfloat16",
+    "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble", "pin_memory",
+})
+# Attributes that are views of the tensor (the same check).
+ALIASING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+# How a `.data` is used, once followed through views (see `_chain_use`).
+WRITE = "write"  # an in-place method, an item or augmented assignment, `out=`
+READ = "read"  # reaches a method or attribute that neither writes nor aliases (`.numpy()`, `.shape`)
+BARE = "bare"  # the alias itself is kept: bound to a name, returned, passed on
 
 # `block.conv.weight.data` with `block` a parameter nothing in the file passes.
 CALLER_DEPENDENT_DATA_NOTE = " (it depends on the caller: this is a parameter's .data when the caller passes a module)"
@@ -44,17 +63,29 @@ class LegacyDataAttribute(Rule):
     name = "legacy-data-attribute"
     message = READ_MESSAGE
     what_it_does = (
-        "Flags `.data` on a value the file shows is a tensor (a parameter, a model output, a "
-        "tensor-only method right after it such as `.numpy()`, `.cpu()`, `.add_()`), in reads, "
-        "in-place writes and assignments. `self.data` of a Dataset is not a tensor and is never flagged. "
-        "The evidence includes how the file uses an object: the parameters of a name given "
+        "Flags `x.data` where the file shows that `x` is a tensor (a parameter, a model output, a "
+        "tensor built by torch), in reads, in-place writes and assignments. The evidence includes how "
+        "the file uses an object: the parameters of a name given "
         "`.parameters()`/`.named_parameters()` (a module), the batches of a `DataLoader`, a module's "
         "buffers (`running_mean`, `running_var`: tensors that never require grad), and an "
         "`isinstance(m, nn.Conv2d)` or `isinstance(t, torch.Tensor)` test around the use, and a "
         "module's attribute built by a factory the file cannot see into (`self.conv = "
         "create_conv2d(...)`) that a method calls with a tensor (`self.conv(x)`): a submodule. "
         "`block.conv.weight.data` of a parameter nothing in the file passes is flagged with a note "
-        "that it depends on the caller."
+        "that it depends on the caller.\n\n"
+        "The `.data` of an object the file does not show to be a tensor is never flagged, even when "
+        "a tensor method follows it (`mnist.data.numpy()`, `batch.data.add_(1)`) or a tensor is "
+        "assigned to it: that shows that the *field* holds a tensor, which is what a Dataset's "
+        "`.data` (torchvision's MNIST), a PackedSequence's, a record's or a box's `.data` is, not "
+        "that the object is one. Such an object of unknown type is far more often one of those than "
+        "a legacy Variable, and `mnist.detach()` would raise AttributeError. `self.data` (a "
+        "Dataset's own field) and the instance of a class (`Digits()`, `datasets.MNIST(...)`) are "
+        "never tensors here.\n\n"
+        "A `.data` is a write when its chain, followed through views and methods that may return "
+        "the tensor itself (`view`, `reshape`, `t`, `T`, `transpose`, `squeeze`, basic indexing, "
+        "`cpu`, `to`, `float`, `contiguous`, `detach`, ...), ends in an in-place method "
+        "(`x.data.view(3).add_(1)`), an item or augmented assignment (`x.data.t()[0] = 1`) or an "
+        "`out=` argument: each writes `x`'s storage unseen by autograd."
     )
     why_bad = (
         "`.data` is the pre-0.4 way to get the tensor behind a Variable. It shares storage like "
@@ -66,19 +97,27 @@ class LegacyDataAttribute(Rule):
     example = "p.data.add_(-lr * p.grad)\nout.data.numpy()"
     use_instead = "with torch.no_grad():\n    p.add_(-lr * p.grad)\nout.detach().numpy()"
     fix_safety = (
-        "Reads followed by a tensor method (`x.data.numpy()`, `x.data.clone()`) become `x.detach()`: "
-        "safe. Where the chain detaches anyway the `.data` is dropped (`x.data.detach()`, "
-        "`x.data.cpu().detach()`), as it is before metadata (`x.data.shape` -> `x.shape`), and "
-        "`x.data.clone().detach()` becomes `x.detach().clone()`, never a redundant call. A bare read "
-        "(`buf = p.data`) becomes `p.detach()` as an unsafe fix: later writes through `buf` now "
-        "reach autograd.\n\n"
-        "Writes are unsafe fixes: the statement is rewritten on the tensor under `torch.no_grad()`, "
+        "Reads whose chain reaches a method or attribute that neither writes nor keeps an alias "
+        "(`x.data.numpy()`, `x.data.clone()`, `x.data.t().sum()`, `x.data.tolist()`) become "
+        "`x.detach()`: safe. Where the chain detaches anyway the `.data` is dropped "
+        "(`x.data.cpu().detach().numpy()` -> `x.detach().cpu().numpy()`), as it is before metadata "
+        "(`x.data.shape` -> `x.shape`, safe), and "
+        "`x.data.clone().detach()` becomes `x.detach().clone()`, never a redundant call. A bare read, "
+        "whose alias is kept (`buf = p.data`, `v = p.data.view(-1)`, `a = p.data.cpu()` on the CPU, "
+        "`a = p.data.detach()`, or one passed on or returned), becomes `p.detach()` as an unsafe "
+        "fix: later writes through `buf` now reach autograd.\n\n"
+        "Writes are unsafe fixes: the statement is rewritten on the tensor under `torch.no_grad()` "
+        "(`x.data.view(3).add_(1)` -> `x.view(3).add_(1)`, `torch.add(a, b, out=x.data)` -> "
+        "`torch.add(a, b, out=x)`), "
         "where autograd sees the write, so code whose gradient was silently wrong raises instead. "
         "Adjacent writes in one block share one `with torch.no_grad():` (a blank line ends the "
         "run; an `if` whose body only writes, such as `if m.bias is not None: m.bias.data.zero_()`, "
         "joins its neighbours' block); where grad is already off (inside `with torch.no_grad():` or a `@torch.no_grad()` "
-        "function) no block is added; `import torch` is added above the first `from torch import` "
-        "when the file has no `torch` name. The statement is fixed whole: the `.data` of tensors in "
+        "function) no block is added. The block is spelled with a name bound where the write runs "
+        "(`torch`, the module's alias, `no_grad`): an import under `if TYPE_CHECKING:` or in another "
+        "function does not count, and then `import torch` is added at the top (above the first "
+        "`from torch import`); where `torch` is bound to something else (or imported later in the "
+        "same function, or below a top-level write) no fix is offered. The statement is fixed whole: the `.data` of tensors in "
         "the written value goes too (`p.data = q.data` -> `p.copy_(q)`), as it changes no number "
         "under no_grad.\n\n"
         "- In-place methods and augmented assignments (`p.data.add_(g)`, `p.data -= lr * g`, "
@@ -112,6 +151,9 @@ class LegacyDataAttribute(Rule):
         "import torch\nimport numpy as np\na = np.zeros(3)\nbuf = a.data\n",
         "import torch\nfrom torch.utils.data import DataLoader\nloader = torch.utils.data.DataLoader([1])\n",
         "import torch\ndef f(batch):\n    return batch.data\n",
+        # A Dataset whose `.data` field is a tensor: `mnist.detach()` would raise AttributeError.
+        "import torch\nfrom torchvision import datasets\nmnist = datasets.MNIST('.')\nimages = mnist.data.numpy()\n",
+        "import torch\ndef show(batch):\n    batch.data.add_(1)\n    return batch.data.numpy()\n",
     ]
     INVALID = [
         Invalid(
@@ -131,27 +173,70 @@ class LegacyDataAttribute(Rule):
             "import torch\ndef init(m):\n    m.weight.data.normal_(0, 0.02)\n",
             "import torch\ndef init(m):\n    with torch.no_grad():\n        m.weight.normal_(0, 0.02)\n",
         ),
+        # A write through a view of `.data` is a write.
+        Invalid(
+            "import torch\nw = torch.ones(3, requires_grad=True)\nw.data.view(3).add_(1)\n",
+            "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.view(3).add_(1)\n",
+        ),
+        # `torch` bound only for type checkers: the fix imports it.
+        Invalid(
+            "from typing import TYPE_CHECKING\nimport torch.nn as nn\nif TYPE_CHECKING:\n    import torch\n"
+            "layer = nn.Linear(2, 2)\nlayer.bias.data.zero_()\n",
+            "from typing import TYPE_CHECKING\nimport torch.nn as nn\nimport torch\n\nif TYPE_CHECKING:\n    import torch\n"
+            "layer = nn.Linear(2, 2)\nwith torch.no_grad():\n    layer.bias.zero_()\n",
+        ),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
         for node in facts.attributes.get("data", ()):
             if not self._is_tensor_data(facts, node):
                 continue
-            parent = facts.parents.get(node)
-            followed_by = self._method_after(facts, node)
-            writes = node in facts.stores or (followed_by is not None and _is_in_place_method(followed_by))
-            if isinstance(parent, cst.Subscript) and parent in facts.stores:
-                writes = True
-            message = WRITE_MESSAGE if writes else READ_MESSAGE
+            use, end = self._chain_use(facts, node)
+            message = WRITE_MESSAGE if use == WRITE else READ_MESSAGE
             if self._caller_dependent(facts, node):
                 message += CALLER_DEPENDENT_DATA_NOTE
-            if writes:
-                fix = self._write_fix(facts, node)
+            if use == WRITE:
+                fix = self._write_fix(facts, node, end)
                 if self._rebinds(facts, node):
                     message = REBIND_MESSAGE
             else:
-                fix = data_clone_detach(node, facts) or data_to_detach(node, followed_by is not None, facts)
+                fix = data_clone_detach(node, facts) or data_to_detach(node, use == READ, facts)
             yield self.finding(node.attr, message, fix)
+
+    @staticmethod
+    def _chain_use(facts: Facts, data: cst.Attribute) -> tuple[str, cst.CSTNode]:
+        """How the tensor `x.data` gives is used, followed through views: (WRITE, READ or BARE, the
+        node where the chain ends). `x.data.view(3).add_(1)` writes `x`'s storage, unseen by
+        autograd, just as `x.data.add_(1)` does; `x.data.t().numpy()` only reads; `v = x.data.t()`
+        keeps an alias whose later writes autograd does not see."""
+        if data in facts.stores:
+            return WRITE, data  # `x.data = v`, `x.data += v`
+        node: cst.CSTNode = data
+        while True:
+            parent = facts.parents.get(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                if parent in facts.stores:
+                    return WRITE, parent  # `x.data[0] = 1`, `x.data.t()[0] += 1`
+                node = parent  # a basic index is a view (an advanced one a copy: a write to it changes nothing)
+                continue
+            if isinstance(parent, cst.Call) and any(
+                arg.value is node and arg.keyword is not None and arg.keyword.value == "out" for arg in parent.args
+            ):
+                return WRITE, parent
+            if not (isinstance(parent, cst.Attribute) and parent.value is node):
+                return BARE, node
+            name = parent.attr.value
+            call = facts.parents.get(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                if name in ALIASING_ATTRIBUTES:
+                    node = parent
+                    continue
+                return (BARE, parent) if parent in facts.stores else (READ, parent)
+            if _is_in_place_method(name):
+                return WRITE, call
+            if name not in ALIASING_METHODS:
+                return READ, call
+            node = call
 
     @staticmethod
     def _rebinds(facts: Facts, node: cst.Attribute) -> bool:
@@ -160,16 +245,21 @@ class LegacyDataAttribute(Rule):
         small = line.body[0] if line is not None else None
         return isinstance(small, cst.Assign) and node in facts.stores and rebinds(node.value, small.value)
 
-    @classmethod
-    def _caller_dependent(cls, facts: Facts, node: cst.Attribute) -> bool:
+    @staticmethod
+    def _caller_dependent(facts: Facts, node: cst.Attribute) -> bool:
         """`block.conv.weight.data` of a parameter nothing in the file passes, and nothing else says so."""
         value = facts.value_of(node.value)
-        return value.has(Flag.MAYBE_PARAMETER) and not value.has(Flag.TENSOR | Flag.GRAD) and (
-            not cls._followed_by_tensor_method(facts, node))
+        return value.has(Flag.MAYBE_PARAMETER) and not value.has(Flag.TENSOR | Flag.GRAD)
 
-    @classmethod
-    def _is_tensor_data(cls, facts: Facts, node: cst.Attribute) -> bool:
-        """Whether the file shows that this `x.data` is a tensor's `.data` (not a Dataset's, an ndarray's)."""
+    @staticmethod
+    def _is_tensor_data(facts: Facts, node: cst.Attribute) -> bool:
+        """Whether the file shows that the object of this `x.data` is a tensor, so that `.data`
+        is Tensor.data (not a Dataset's field, an ndarray's buffer, a box's value).
+
+        What follows `.data` is no evidence: `mnist.data.numpy()` shows that `mnist.data` is a
+        tensor, as a torchvision Dataset's, a PackedSequence's or a record's `.data` field is,
+        not that `mnist` is one; `mnist.detach()` would raise AttributeError.
+        """
         base = node.value
         if base in facts.self_names:
             return False
@@ -179,54 +269,33 @@ class LegacyDataAttribute(Rule):
         value = facts.value_of(base)
         if value.has(Flag.NOT_TENSOR) or (value.has(Flag.NDARRAY) and not value.is_tensor_like):
             return False
-        # `.to(device)` on an unknown object (a PackedSequence, a module) is no tensor evidence.
-        if value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER) or cls._followed_by_tensor_method(facts, node):
-            return True
-        return cls._assigned_a_tensor(facts, node)
-
-    @classmethod
-    def _followed_by_tensor_method(cls, facts: Facts, node: cst.Attribute) -> bool:
-        """`x.data.numpy()`, `p.data.addcdiv_(...)`: torch spells its in-place methods with a `_`."""
-        after = cls._method_after(facts, node)
-        return after is not None and (after in TENSOR_METHODS or _is_in_place_method(after))
-
-    @classmethod
-    def _assigned_a_tensor(cls, facts: Facts, node: cst.Attribute) -> bool:
-        """`p.data = q.data.clone()`, `p.data = q.detach()`: a tensor assigned to `p.data` makes `p` a tensor."""
-        if node not in facts.stores:
-            return False
-        line = facts.statement_lines.get(node)
-        small = line.body[0] if line is not None else None
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target is node):
-            return False
-        value = small.value
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
-            if value.func.attr.value == "detach":
-                return True  # only a tensor has .detach()
-            if value.func.attr.value != "clone":
-                return False
-            value = value.func.value
-        return isinstance(value, cst.Attribute) and value.attr.value == "data" and cls._is_tensor_data(facts, value)
+        return value.has(Flag.TENSOR | Flag.GRAD | Flag.MAYBE_PARAMETER)
 
     @staticmethod
-    def _write_fix(facts: Facts, node: cst.Attribute) -> Fix | None:
+    def _writes_directly(facts: Facts, node: cst.Attribute, end: cst.CSTNode) -> bool:
+        """`x.data = v`, `x.data[i] = v`, `x.data.add_(v)`: the write is the `.data`'s own next link."""
+        parent = facts.parents.get(node)
+        if end is node or (isinstance(parent, cst.Subscript) and parent is end):
+            return True
+        return isinstance(parent, cst.Attribute) and isinstance(end, cst.Call) and end.func is parent
+
+    @staticmethod
+    def _write_fix(facts: Facts, node: cst.Attribute, end: cst.CSTNode) -> Fix | None:
         """Unsafe: the write moves under `torch.no_grad()`, where autograd sees it (and may raise)."""
-        rewritten = data_write_statement(node, facts, lambda data: LegacyDataAttribute._is_tensor_data(facts, data))
+        def is_tensor_data(data: cst.Attribute) -> bool:
+            return LegacyDataAttribute._is_tensor_data(facts, data)
+
+        if LegacyDataAttribute._writes_directly(facts, node, end):
+            rewritten = data_write_statement(node, facts, is_tensor_data)
+        else:
+            rewritten = data_chain_write_statement(end, facts, is_tensor_data)
         if rewritten is None:
             return None  # not a whole statement: the message's advice is all we offer
         line, small, description = rewritten
         if not facts.grad_enabled_at(node):
             description = description.replace("under torch.no_grad()", "(grad is already off here)")
             return wrap_in_no_grad(line, small, None, description)
-        context = no_grad_context(facts.imports)
+        context = no_grad_context(facts.imports, line)
         if context is None:
             return None
         return wrap_in_no_grad(line, small, context, description)
-
-    @staticmethod
-    def _method_after(facts: Facts, node: cst.Attribute) -> str | None:
-        """`add_` for `x.data.add_(...)`: the method called right on the `.data` result."""
-        parent = facts.parents.get(node)
-        if isinstance(parent, cst.Attribute) and isinstance(facts.parents.get(parent), cst.Call):
-            return parent.attr.value
-        return None
