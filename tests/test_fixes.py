@@ -351,6 +351,24 @@ def test_det103_data_next_to_detach_is_dropped_never_doubled(read, expected, saf
     assert_parses_and_idempotent(result.source, unsafe=True)
 
 
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    [
+        ("w.data.cpu().detach()", "w.detach().cpu()"),
+        ("w.data.to('cpu', non_blocking=True).detach()", "w.detach().to('cpu', non_blocking=True)"),
+        ("(w.data\n     .cpu()  # move\n     .detach())", "(w\n     .detach()  # move\n     .cpu())"),
+    ],
+)
+def test_det103_data_before_moves_and_detach_is_fixed_in_one_step(read, expected):
+    """`x.data.cpu().detach()` becomes `x.detach().cpu()` in one fix, not `x.cpu().detach()` that
+    DET102 reorders in a second pass (whose change lay outside every first-pass fix: the fuzz
+    test's span check found it); arguments and comments are kept."""
+    result = fix_source(GRAD + f"a = {read}\n", unsafe=True)
+    assert result.source == GRAD + f"a = {expected}\n"
+    assert [d.code for d in result.applied] == ["DET103"]
+    assert_parses_and_idempotent(result.source, unsafe=True)
+
+
 def test_adjacent_writes_share_one_no_grad_block_comments_kept_and_a_blank_line_ends_the_run():
     source = LAYER + (
         "def copy(other):\n"

@@ -314,6 +314,14 @@ def without_added_import(source: str, result: FixResult) -> str:
     raise AssertionError("a fix said it adds `import torch`, but no such line was added")
 
 
+def test_a_data_read_before_a_move_and_detach_stays_in_its_span() -> None:
+    """The case hypothesis found: `.data` dropped from `x.data.cpu().detach()` made a DET102
+    diagnostic the first pass did not have; the one-step fix stays inside its own span."""
+    source = ("import torch\nsource = torch.nn.BatchNorm1d(3)\ntarget = torch.nn.BatchNorm1d(3)\n"
+              "target.bias.data = source.bias.data.cpu().detach()  # expect: DET103\n")
+    check_fix(source, unsafe=True)
+
+
 def fix_spans_for(source: str, unsafe: bool) -> list[Span]:
     del unsafe  # every fix's node counts: the spans are where a fix may write, chosen or not
     return fix_spans(source)

@@ -233,6 +233,10 @@ def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) 
     the rule's judgement of the chain (a kept alias, `a = x.data.detach()`, is not); reading
     metadata is always safe.
     """
+    moved = _detach_after_moves(data, facts)
+    if moved is not None:  # `x.data.cpu().detach()` -> `x.detach().cpu()` at once, DET102's order
+        detach_call, fixed = moved
+        return Fix(detach_call, fixed, safe, "drop the redundant .data and detach before the move")
     if _method(data.value) == "detach" or _detached_later(data, facts) or _reads_metadata(data, facts):
         return Fix(data, _parenthesized_like(data.value, data), safe or _reads_metadata(data, facts),
                    "drop the redundant .data")
@@ -242,6 +246,42 @@ def data_to_detach(data: cst.Attribute, safe: bool, facts: Facts | None = None) 
         rpar=data.rpar,
     )
     return Fix(data, call, safe, "replace .data with .detach()")
+
+
+def _detach_after_moves(data: cst.Attribute, facts: Facts | None) -> tuple[cst.Call, cst.Call] | None:
+    """`x.data.cpu().detach()`: the `.detach()` call, and the chain rewritten as `x.detach().cpu()`.
+
+    Dropping only the `.data` would leave `x.cpu().detach()`, which DET102 then reorders in a
+    second pass: one fix writes the final form, each link keeping its arguments and its dot.
+    """
+    if facts is None or data.lpar:
+        return None
+    moves: list[cst.Call] = []
+    node: cst.BaseExpression = data
+    while True:
+        attr = facts.parents.get(node)
+        call = facts.parents.get(attr) if isinstance(attr, cst.Attribute) else None
+        if not (isinstance(call, cst.Call) and isinstance(attr, cst.Attribute) and call.func is attr
+                and attr.value is node and not attr.lpar):
+            return None
+        if attr.attr.value == "detach":
+            if call.args or not moves:
+                return None
+            break
+        if attr.attr.value not in DEVICE_MOVES or call.lpar:
+            return None
+        moves.append(call)
+        node = call
+    assert isinstance(call.func, cst.Attribute)
+    dots = [data.dot] + [move.func.dot for move in moves if isinstance(move.func, cst.Attribute)] + [call.func.dot]
+    # One dot fewer than before: the one dropped is `.detach()`'s, unless a comment sits there.
+    kept = dots[1:] if "#" in cst.Module([]).code_for_node(call.func.dot) else dots[:-1]
+    rebuilt: cst.BaseExpression = cst.Call(func=cst.Attribute(value=data.value, attr=cst.Name("detach"), dot=kept[0]))
+    for move, dot in zip(moves, kept[1:]):
+        assert isinstance(move.func, cst.Attribute)
+        rebuilt = move.with_changes(func=move.func.with_changes(value=rebuilt, dot=dot))
+    assert isinstance(rebuilt, cst.Call)
+    return call, rebuilt.with_changes(lpar=call.lpar, rpar=call.rpar)
 
 
 def _detached_later(node: cst.BaseExpression, facts: Facts | None) -> bool:
