@@ -66,6 +66,16 @@ def _imports_converting_function(context: ScreenContext) -> bool:
     return any(sem.converting_kind(qualified) is not None for qualified in context.aliases.values())
 
 
+def _numpy_or_converting(node: ast.Attribute, context: ScreenContext) -> bool:
+    return node.attr == "numpy" or _converting_attribute(node, context)
+
+
+_CONVERTING_ATTRIBUTES = frozenset(
+    {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
+    | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+)
+
+
 SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DET101", frozenset({"numpy"})),
     RuleScreen("DET102", frozenset({"detach"}), attribute=_after_device_move),
@@ -74,14 +84,14 @@ SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DET105", frozenset({"numpy", "from_numpy"})),
     RuleScreen(
         "DET106",
-        frozenset(
-            {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
-            | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
-        ),
+        _CONVERTING_ATTRIBUTES,
         required_modules=frozenset({"numpy", "matplotlib", "pandas"}),
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
+    # `.numpy()` (as DET101/DET104) and DET106's conversions: a file with either is analysed anyway.
+    RuleScreen("DET107", _CONVERTING_ATTRIBUTES | {"numpy"}, attribute=_numpy_or_converting,
+               imports=_imports_converting_function),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)
