@@ -70,6 +70,15 @@ def _numpy_or_converting(node: ast.Attribute, context: ScreenContext) -> bool:
     return node.attr == "numpy" or _converting_attribute(node, context)
 
 
+# Where a float64 tensor comes from (DET109): NumPy arrays handed to torch, or float64 spelled out.
+_FLOAT64_SPELLED = frozenset({"double", "float64", "DoubleTensor"})
+_FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "tensor", "asarray"})
+
+
+def _float64_source(node: ast.Attribute, context: ScreenContext) -> bool:
+    return node.attr in _FLOAT64_SPELLED or context.imports("numpy")
+
+
 _CONVERTING_ATTRIBUTES = frozenset(
     {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
     | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
@@ -92,6 +101,7 @@ SCREENS: tuple[RuleScreen, ...] = (
     # `.numpy()` (as DET101/DET104) and DET106's conversions: a file with either is analysed anyway.
     RuleScreen("DET107", _CONVERTING_ATTRIBUTES | {"numpy"}, attribute=_numpy_or_converting,
                imports=_imports_converting_function),
+    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)

@@ -91,6 +91,8 @@ def check_factories_and_promotion() -> None:
     for name in ("zeros", "ones", "empty"):
         fact(f"np.{name} default", getattr(np, name)(2).dtype, np.float64)
     fact("np.linspace default", np.linspace(0, 1, 3).dtype, np.float64)
+    fact("np.eye default", np.eye(2).dtype, np.float64)
+    fact("np.identity default", np.identity(2).dtype, np.float64)
     fact("np.arange(float)", np.arange(0.0, 1.0).dtype, np.float64)
     fact("np.arange(int)", np.arange(3).dtype, np.int64)
     fact(".astype(np.float32)", np.random.rand(2).astype(np.float32).dtype, np.float32)
@@ -176,6 +178,14 @@ def check_det109() -> None:
         fact(f"float64 into nn.{name} raises", outcome.split(":")[0] in ("RuntimeError", "ValueError"), True)
         fact(f"float64 into nn.{name}.double() runs", raised(lambda build=build, name=name, x=x: _double_run(build(), name, x)), "ok")
     fact("float64 into nn.Linear: the text", raised(lambda: nn.Linear(3, 2)(x64)), MISMATCH_TEXT)
+    for name, error in dt.LAYER_ERRORS.items():
+        layer, x = builders[name](), inputs[name]
+        if name == "MultiheadAttention":
+            q = torch.ones(2, 1, 3, dtype=torch.float64)
+            outcome = raised(lambda layer=layer, q=q: layer(q, q, q))
+        else:
+            outcome = raised(lambda layer=layer, x=x: layer(x))
+        starts(f"float64 into nn.{name}: the text", outcome, error)
     fact("float64 into nn.ReLU runs", raised(lambda: nn.ReLU()(x64)), "ok")
     fact("float32 @ float64", raised(lambda: torch.ones(2, 3) @ x64.T).split(":")[0], "RuntimeError")
     for name in sorted(dt.MATMUL_FUNCTIONS - {"linear", "dot", "mv"}):

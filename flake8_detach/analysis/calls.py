@@ -141,9 +141,9 @@ class CallEvaluator:
             self._note_operand_clash(node, list(zip((node.args[0].value, node.args[1].value), positional[:2])), "loss")
             return
         if module.flags & DTYPES == dt.F32 and positional[0].flags & TENSOR_FLOW and positional[0].dtype == dt.F64:
-            layer = f"nn.{module.callee} " if isinstance(module.callee, str) else ""
-            other = f"{layer}'{name}'" if name else "a module"
-            self.facts.dtype_clashes[node.args[0].value] = DtypeClash(node, node.args[0].value, other, "module")
+            layer = module.callee if isinstance(module.callee, str) else None
+            other = (f"nn.{layer} " if layer else "") + (f"'{name}'" if name else "a module")
+            self.facts.dtype_clashes[node.args[0].value] = DtypeClash(node, node.args[0].value, other, "module", layer)
 
     def _note_operand_clash(self, call: cst.CSTNode, operands: list[tuple[cst.BaseExpression, Value]], kind: str) -> None:
         """Two operands, one known float32 and one known float64, in a kernel that refuses the mix."""

@@ -58,7 +58,7 @@ COMPLEX_RESULTS = frozenset("fft fft2 fftn ifft ifft2 ifftn rfft rfft2 rfftn".sp
 NUMPY_FLOAT64_FACTORIES = frozenset(
     """random.rand random.randn random.uniform random.normal random.random random.random_sample
     random.standard_normal random.sample random.ranf zeros ones empty linspace logspace loadtxt
-    genfromtxt""".split()
+    genfromtxt eye identity""".split()
 )
 NUMPY_LIKE_FACTORIES = frozenset("zeros_like ones_like empty_like full_like copy ascontiguousarray".split())
 # ndarray methods whose result keeps the array's dtype.
@@ -94,6 +94,16 @@ FLOAT32_PARAMETER_LAYERS = frozenset(
     """Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LSTM GRU RNN
     BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm MultiheadAttention PReLU""".split()
 )
+# The exception a float64 input into each layer raises (torch 2.13, CPU); others: the kind's.
+LAYER_ERRORS = {
+    **dict.fromkeys(("Linear", "MultiheadAttention"),
+                    "RuntimeError: mat1 and mat2 must have the same dtype, but got Double and Float"),
+    **dict.fromkeys(("Conv1d", "Conv2d", "Conv3d"), "RuntimeError: Input type (double) and bias type (float) should be the same"),
+    **dict.fromkeys(("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"), "RuntimeError: expected scalar type Double but found Float"),
+    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"),
+                    "RuntimeError: mixed dtype (CPU): all inputs must share same datatype."),
+    **dict.fromkeys(("LSTM", "GRU", "RNN"), "ValueError: RNN input dtype (torch.float64) does not match weight dtype (torch.float32)"),
+}
 # Functions and methods that multiply matrices: a float32 and a float64 operand raise.
 MATMUL_FUNCTIONS = frozenset({"matmul", "mm", "bmm", "dot", "mv", "linear"})
 # Losses that refuse a target of another dtype (MSE, L1, SmoothL1, Huber, KLDiv, CrossEntropy

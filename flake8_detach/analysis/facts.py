@@ -39,6 +39,7 @@ class DtypeClash:
     operand: cst.BaseExpression  # the float64 operand
     other: str  # what it meets, for the message: "nn.Linear 'model'", "the float32 operand"
     kind: str  # "module", "matmul" or "loss"
+    layer: str | None = None  # the torch.nn class of the module, where known
 
 
 @dataclass

@@ -62,7 +62,7 @@ UNSUPPORTED_BF16 = re.compile(r"Got unsupported ScalarType BFloat16")
 SPARSE_LAYOUT = re.compile(r"can't convert Sparse\w* layout tensor to numpy")
 CONJ_BIT = re.compile(r"Can't call numpy\(\) on Tensor that has conjugate bit set")
 DTYPE_MISMATCH = re.compile(
-    r"must have the same dtype|should be the same|expected scalar type|Found dtype \w+ but expected|"
+    r"(?:must|to) have the same dtype|should be the same|expected scalar type|Found dtype \w+ but expected|"
     r"mixed dtype|Type promoting not supported|expected both vectors to have same dtype"
 )
 META_NO_DATA = re.compile(r"meta tensor|on meta tensors|device='meta'|no data!")
