@@ -102,6 +102,7 @@ DTYPE_CASES = [
     ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = torch.matmul(a, a.T)", BF16),
     ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = torch.softmax(a, 1)", F32),
     ("a = torch.ones(2, 3)\nwith torch.autocast('cuda'):\n    probe = a @ a.T", F16),
+    ("acc = torch.zeros(3)\nacc += torch.ones(3).bfloat16()\nprobe = acc", F32),  # in place: acc's dtype
     # a dtype unknown stays unknown
     ("def f(x):\n    return x\nprobe = f(1)", 0),
     ("a = torch.ones(3).bfloat16()\nprobe = a * unknown_tensor", 0),

@@ -24,7 +24,7 @@ from .guards import (
 )
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params
-from .values import EMPTY, Flag, Value
+from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -282,6 +282,8 @@ class StatementExecutor:
         self.facts.stores.add(node.target)
         rhs = interp.eval(node.value, env)
         result = interp.grad_mode_result(current.merge(rhs.tensor_part()))
+        if current.flags & TENSOR_FLOW:
+            result = result.with_dtype(current.dtype)  # `acc += x` writes into acc: its dtype stays
         written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
         if isinstance(written, cst.Name):
             interp.aliases.note_write(written, env)  # `a += 1` / `a[0] += 1` write in place
