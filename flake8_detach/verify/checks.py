@@ -22,7 +22,8 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
   checks the device first).
 - DET109: the flagged line raises the dtype-mismatch RuntimeError of the kernel (`mat1 and mat2
   must have the same dtype`, `Input type (double) and bias type (float) should be the same`,
-  `Found dtype Double but expected Float`); the fixed version runs.
+  `Found dtype Double but expected Float`); the fixed version runs. A fixture that reads DEVICE
+  claims it on meta too (conv checks dtypes there).
 - No claim: the fixture runs cleanly.
 Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
 that reason, never passed; only the device-type TypeError is claimed there.
@@ -77,6 +78,10 @@ META_CANNOT_SHOW = {
     "sparse": "meta cannot show DET107: torch 2.13 has no meta kernel for to_sparse/sparse tensors",
     "mixed": "meta cannot show DET109: the meta kernels of linear and matmul do not check dtypes (torch 2.13)",
 }
+# What a meta run can show: the device-type TypeError, and DET109 in a fixture that reads DEVICE
+# (the meta kernels of conv and bmm check dtypes; those of linear and matmul do not, so such a
+# fixture does not read DEVICE and runs on the CPU only).
+META_SHOWS = frozenset({"device", "mixed"})
 
 
 @dataclass(frozen=True)
@@ -232,7 +237,7 @@ def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
         return f"no runtime check for {', '.join(unknown)} yet"
     if leg.is_stand_in:
         for kinds in fixture.kinds.values():
-            if "device" not in kinds:
+            if not kinds & META_SHOWS:
                 return META_CANNOT_SHOW[min(kinds)]
     return None
 
