@@ -107,6 +107,8 @@ DTYPE_CASES = [
     ("def f(x):\n    return x\nprobe = f(1)", 0),
     ("a = torch.ones(3).bfloat16()\nprobe = a * unknown_tensor", 0),
     ("x = torch.ones(3)\nprobe = x.to(torch.get_default_dtype())", 0),
+    ("names = {'bf16': torch.bfloat16, 'fp32': torch.float32}\nprobe = torch.ones(3).to(names[key])", 0),
+    ("x = torch.ones(3)\nprobe = x.to(torch.bfloat16 if low else torch.float32)", BF16 | F32),
 ]
 
 

@@ -500,6 +500,8 @@ def _target_dtype(positional: list[Value], keywords: dict[str, Value]) -> int | 
             return named
         if value.flags & TENSOR_FLOW:
             return value.dtype  # `.to(other)`: other's device and dtype
+        if not value.flags & (Flag.DEVICE_SPEC | Flag.CPU_SPEC):
+            return 0  # `.to(something)` the file does not know: it may be a dtype
     return None
 
 

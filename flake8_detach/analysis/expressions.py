@@ -244,7 +244,9 @@ class ExpressionEvaluator:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self.eval(element.key, env)
-                values.append(self.eval(element.value, env))
+                value = self.eval(element.value, env)
+                # `DTYPE_MAP[name]`: which dtype a lookup gives depends on data, not the file.
+                values.append(EMPTY if dt.dtype_named(value) else value)
             elif isinstance(element, cst.StarredDictElement):
                 values.append(self.eval(element.value, env).element())
         return Value(Flag.CONTAINER, elem=merge_all(values))

@@ -125,6 +125,8 @@ class NumpyOnUnsupportedDtype(Rule):
             "import torch\nimport matplotlib.pyplot as plt\nx = torch.ones(3).bfloat16()\nplt.plot(x)\n",
             "import torch\nimport matplotlib.pyplot as plt\nx = torch.ones(3).bfloat16()\nplt.plot(x.float())\n",
         ),
+        # A list of them: advice only (convert each element).
+        Invalid("import torch\nimport numpy as np\nlosses = [torch.ones(()).bfloat16(), torch.zeros(()).bfloat16()]\nnp.mean(losses)\n"),
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
@@ -159,7 +161,7 @@ class NumpyOnUnsupportedDtype(Rule):
             return None
         note, related = call_site_note(target)
         what = "a list, tuple or dict of tensors" if is_container else "a tensor"
-        message = f"{function}() calls .numpy() on {what} with {self._what(found)}{note}"
+        message = f"{function}() calls .numpy() on {what} with {self._what(found, is_container)}{note}"
         fix = None
         if not is_container:
             calls = [method for *_, method in found]
@@ -167,8 +169,8 @@ class NumpyOnUnsupportedDtype(Rule):
         return self.finding(expr, message, fix, related)
 
     @staticmethod
-    def _what(found: list[tuple[int, str, str, str]]) -> str:
+    def _what(found: list[tuple[int, str, str, str]], each: bool = False) -> str:
         """`dtype bfloat16 (TypeError: Got unsupported ScalarType BFloat16); call .float() first`."""
         reasons = " and ".join(f"{what} ({error})" for _, what, error, _ in found)
         calls = ", ".join(f".{method}()" for *_, method in found)
-        return f"{reasons}; call {calls} first"
+        return f"{reasons}; call {calls} {'on each element ' if each else ''}first"
