@@ -66,13 +66,16 @@ def _imports_converting_function(context: ScreenContext) -> bool:
     return any(sem.converting_kind(qualified) is not None for qualified in context.aliases.values())
 
 
-def _numpy_or_converting(node: ast.Attribute, context: ScreenContext) -> bool:
-    return node.attr == "numpy" or _converting_attribute(node, context)
-
-
-# Where a float64 tensor comes from (DET109): NumPy arrays handed to torch, or float64 spelled out.
+# Where a float64 tensor comes from (DET109): float64 spelled out, or a NumPy array handed to
+# torch (every such path goes through one of these calls) in a file that imports NumPy.
 _FLOAT64_SPELLED = frozenset({"double", "float64", "DoubleTensor"})
-_FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "tensor", "asarray"})
+_FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "asarray", "tensor"})
+# Where a tensor NumPy refuses comes from (DET107): bfloat16, autocast, sparse layouts, conjugation.
+_UNSUPPORTED_SOURCES = frozenset(
+    {"bfloat16", "BFloat16Tensor", "autocast", "conj", "mH", "to_sparse", "to_sparse_coo", "to_sparse_csr",
+     "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "sparse_coo_tensor", "sparse_csr_tensor",
+     "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor"}
+)
 
 
 def _float64_source(node: ast.Attribute, context: ScreenContext) -> bool:
@@ -98,9 +101,8 @@ SCREENS: tuple[RuleScreen, ...] = (
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
-    # `.numpy()` (as DET101/DET104) and DET106's conversions: a file with either is analysed anyway.
-    RuleScreen("DET107", _CONVERTING_ATTRIBUTES | {"numpy"}, attribute=_numpy_or_converting,
-               imports=_imports_converting_function),
+    # Only a file that makes a bfloat16, sparse or conjugate tensor can convert one.
+    RuleScreen("DET107", _UNSUPPORTED_SOURCES),
     RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}

@@ -56,7 +56,7 @@ class NumpyOnUnsupportedDtype(Rule):
         "`.reshape()`, `.T`). The dtype is followed through a small lattice: arithmetic promotes "
         "(`bf16 * f32` is float32, `bf16 * 2.0` stays bfloat16), and an operand of unknown dtype "
         "makes the result unknown, so only known evidence flags. On real code "
-        "([review](../reviews/det107-review.md)): 2 diagnostics on the held-out repositories, 1 true "
+        "(`docs/reviews/det107-review.md`): 2 diagnostics on the held-out repositories, 1 true "
         "(0.50; the false one, a dtype looked up in a dict, was then fixed: 1/1); none on the tuning "
         "set or the torch package, so the figure rests on very few cases."
     )

@@ -36,7 +36,7 @@ class Float64IntoFloat32Module(Rule):
         "NumPy's defaults (`np.random.rand`, `np.zeros`, `np.linspace`, `np.loadtxt`, ...) through "
         "`torch.from_numpy` / `torch.as_tensor` / `torch.tensor`, or from `dtype=torch.float64` / "
         "`.double()`. Nothing is flagged under `torch.autocast`, nor in a file that calls "
-        "`torch.set_default_dtype`. On real code ([review](../reviews/det109-review.md)) it fired "
+        "`torch.set_default_dtype`. On real code (`docs/reviews/det109-review.md`) it fired "
         "on none of the ten review repositories nor the torch package: its precision rests on the "
         "fixtures."
     )
