@@ -145,3 +145,20 @@ def test_promote_is_a_union_over_the_may_sets() -> None:
     assert dt.promote(F32 | BF16, F32) == F32
     assert dt.promote(F16, BF16) == F32
     assert dt.promote(0, F64) == 0
+
+
+def test_det101_and_det107_fixes_compose_into_code_that_runs() -> None:
+    """Both rules fix the same `.numpy()`: the fixer applies both, and the result converts."""
+    from flake8_detach.engine import Settings
+    from flake8_detach.fixing.fixer import fix_source
+
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\nmodel = nn.Linear(3, 1).bfloat16()\n"
+        "out = model(torch.ones(2, 3).bfloat16())\nfirst = out.numpy()\nsecond = np.asarray(out)\n"
+    )
+    result = fix_source(source, Settings(), unsafe=False)
+    assert "out.detach().float().numpy()" in result.source
+    assert not result.remaining
+    namespace: dict[str, object] = {}
+    exec(compile(result.source, "<fixed>", "exec"), namespace)  # noqa: S102 - the fixed fixture must run
+    assert str(namespace["first"].dtype) == "float32"  # type: ignore[attr-defined]

@@ -78,6 +78,13 @@ class Float64IntoFloat32Module(Rule):
         ("import numpy as np\nimport torch\nfrom torch import nn\ntorch.set_default_dtype(torch.float64)\n"
         "model = nn.Linear(3, 1)\nmodel(torch.from_numpy(np.random.rand(4, 3)))\n"),
     ]
+    VALID += [
+        (
+            "import numpy as np\nimport torch\nfrom torch import nn\nmodel = nn.Linear(3, 1)\n"
+            "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(torch.from_numpy(np.random.rand(4, 3)))\n"
+        ),
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(3, 1).half()\nmodel(torch.ones(4, 3).half())\n",
+    ]
     INVALID = [
         Invalid(
             "import numpy as np\nimport torch\nfrom torch import nn\nfeatures = np.random.rand(64, 3)\n"
