@@ -96,6 +96,8 @@ DTYPE_CASES = [
     ("m = nn.Linear(3, 1).to(torch.bfloat16)\nprobe = m(torch.ones(2, 3))", BF16),
     ("m = nn.Linear(3, 1)\nm.double()\nprobe = m(torch.ones(2, 3))", F64),
     ("m = nn.ReLU()\nprobe = m(torch.ones(2, 3))", 0),
+    ("m = nn.Linear(3, 1)\nm.type(torch.DoubleTensor)\nprobe = m(torch.ones(2, 3))", 0),
+    ("m = nn.Linear(3, 1)\nm.type(torch.float64)\nprobe = m(torch.ones(2, 3))", F64),
     # autocast: only the ops autocast runs in lower precision
     ("m = nn.Linear(3, 1)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = m(torch.ones(2, 3))", BF16),
     ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = a @ torch.ones(3, 2)", BF16),

@@ -444,7 +444,8 @@ class CallEvaluator:
             elif method == "to":
                 for target in positional[:1] + [keywords.get("device", EMPTY)]:
                     moved = sem.device_move(target, moved)
-            dtype = dt.MODULE_CAST_METHODS.get(method) if method != "to" else _target_dtype(positional, keywords)
+            dtype = (_target_dtype(positional, keywords) if method in ("to", "type")
+                     else dt.MODULE_CAST_METHODS.get(method))
             if dtype is not None:
                 moved = moved.with_dtype(dtype)  # every floating parameter converted in place
             if receiver_name is not None and moved is not receiver:
