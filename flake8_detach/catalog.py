@@ -66,6 +66,28 @@ def _imports_converting_function(context: ScreenContext) -> bool:
     return any(sem.converting_kind(qualified) is not None for qualified in context.aliases.values())
 
 
+# Where a float64 tensor comes from (DET109): float64 spelled out, or a NumPy array handed to
+# torch (every such path goes through one of these calls) in a file that imports NumPy.
+_FLOAT64_SPELLED = frozenset({"double", "float64", "DoubleTensor"})
+_FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "asarray", "tensor"})
+# Where a tensor NumPy refuses comes from (DET107): bfloat16, autocast, sparse layouts, conjugation.
+_UNSUPPORTED_SOURCES = frozenset(
+    {"bfloat16", "BFloat16Tensor", "autocast", "conj", "mH", "to_sparse", "to_sparse_coo", "to_sparse_csr",
+     "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc", "sparse_coo_tensor", "sparse_csr_tensor",
+     "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor"}
+)
+
+
+def _float64_source(node: ast.Attribute, context: ScreenContext) -> bool:
+    return node.attr in _FLOAT64_SPELLED or context.imports("numpy")
+
+
+_CONVERTING_ATTRIBUTES = frozenset(
+    {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
+    | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+)
+
+
 SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DET101", frozenset({"numpy"})),
     RuleScreen("DET102", frozenset({"detach"}), attribute=_after_device_move),
@@ -74,14 +96,14 @@ SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DET105", frozenset({"numpy", "from_numpy"})),
     RuleScreen(
         "DET106",
-        frozenset(
-            {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
-            | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
-        ),
+        _CONVERTING_ATTRIBUTES,
         required_modules=frozenset({"numpy", "matplotlib", "pandas"}),
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
+    # Only a file that makes a bfloat16, sparse or conjugate tensor can convert one.
+    RuleScreen("DET107", _UNSUPPORTED_SOURCES),
+    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from . import dtypes as dt
 from . import semantics as sem
-from .facts import ConvertingCall
+from .facts import ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
 from .syntax import receiver_name as syntax_receiver_name
-from .values import EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all
+from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -73,7 +74,7 @@ class CallEvaluator:
                     known = env.cls.attrs.get(method)
                     if known is not None:
                         known = _submodule_by_use(env.cls, method, known, positional)
-                        return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method))
+                        return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method, node))
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
                 if info is not None:
@@ -93,7 +94,7 @@ class CallEvaluator:
             builtin = self._call_builtin(func.value, callee, positional, env)
             if builtin is not None:
                 return builtin
-        return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written))
+        return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
 
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
@@ -106,14 +107,17 @@ class CallEvaluator:
         return Value(kind.flags | Flag.INSTANCE, callee=cls)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
-                    name: str | None) -> Value:
+                    name: str | None, node: cst.Call | None = None) -> Value:
         if callee.has(Flag.MODULE_CLASS):
             return Value(Flag.MODULE)
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
-            output = Value(Flag.TENSOR | Flag.GRAD, origin=f"output of {name or 'a module'}")
+            output = Value(Flag.TENSOR | Flag.GRAD | self._module_output_dtype(callee),
+                           origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
+            if node is not None:
+                self._note_module_clash(callee, node, positional, name)
             if positional and positional[0].has(Flag.PACKED_SEQUENCE):
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
@@ -122,6 +126,40 @@ class CallEvaluator:
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
         return EMPTY
+
+    def _module_output_dtype(self, module: Value) -> int:
+        """A module's output dtype: its parameters' (`model.bfloat16()`), or under autocast the
+        lower precision for the layers autocast runs in it; unknown otherwise."""
+        if self.interp.in_autocast:
+            autocast = self.interp.autocast
+            return autocast if module.callee in dt.AUTOCAST_LOWER_LAYERS else 0
+        return module.flags & DTYPES
+
+    def _note_module_clash(self, module: Value, node: cst.Call, positional: list[Value], name: str | None) -> None:
+        """`model(x64)` with float32 parameters, `criterion(out32, target64)` with a strict loss."""
+        if self.interp.in_autocast or not node.args or node.args[0].keyword is not None:
+            return
+        if module.callee in dt.DTYPE_STRICT_LOSSES and len(positional) >= 2 and len(node.args) >= 2:
+            self._note_operand_clash(node, list(zip((node.args[0].value, node.args[1].value), positional[:2])), "loss")
+            return
+        if module.flags & DTYPES == dt.F32 and positional[0].flags & TENSOR_FLOW and positional[0].dtype == dt.F64:
+            layer = module.callee if isinstance(module.callee, str) else None
+            other = (f"nn.{layer} " if layer else "") + (f"'{name}'" if name else "a module")
+            self.facts.dtype_clashes[node.args[0].value] = DtypeClash(node, node.args[0].value, other, "module", layer)
+
+    def _note_operand_clash(self, call: cst.CSTNode, operands: list[tuple[cst.BaseExpression, Value]], kind: str) -> None:
+        """Two operands, one known float32 and one known float64, in a kernel that refuses the mix."""
+        if self.interp.in_autocast:
+            return
+        float32 = [value for _, value in operands if value.flags & TENSOR_FLOW and value.dtype == dt.F32]
+        if not float32:
+            return
+        for expr, value in operands:
+            if value.flags & TENSOR_FLOW and value.dtype == dt.F64:
+                origin = float32[0].origin
+                other = f"the float32 {origin}" if origin else "a float32 operand"
+                self.facts.dtype_clashes[expr] = DtypeClash(call, expr, other, kind)
+                return
 
     def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env) -> Value | None:
         if env.lookup(name) is not None:
@@ -149,7 +187,7 @@ class CallEvaluator:
         if kind is not None:
             self.facts.converting_calls.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
         if qualified.startswith("numpy."):
-            return Value(Flag.NDARRAY)
+            return Value(Flag.NDARRAY | self._numpy_dtype(qualified[len("numpy."):], node, positional, keywords))
         if qualified == "matplotlib.pyplot.subplots":
             return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
         if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
@@ -175,18 +213,20 @@ class CallEvaluator:
             grad = Flag.NONE if keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
             return Value(Flag.TENSOR | grad, origin="nn.Parameter").with_device_of(data)
         if sem.is_nn_module_class(qualified):
-            return Value(Flag.MODULE | self._device_keyword(keywords, EMPTY).flags)
+            return self._nn_module(last, positional, keywords)
         if last[:1].isupper() and last not in sem.FACTORIES:
             return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
         if last == "from_numpy":
-            return Value(Flag.TENSOR)
+            return Value(Flag.TENSOR | (positional[0].dtype if positional and positional[0].has(Flag.NDARRAY) else 0))
+        if last in dt.SPARSE_FACTORIES:
+            return self._device_keyword(keywords, Value(Flag.TENSOR | Flag.SPARSE | dt.dtype_named(keywords.get("dtype", EMPTY))))
         if last in sem.FACTORIES:
             base = EMPTY
             if last.endswith("_like") and positional:
                 base = positional[0].device_part()
             if last in ("as_tensor", "asarray", "Variable") and positional:
                 base = positional[0].tensor_part()
-            value = Value(Flag.TENSOR | base.flags, origin=base.origin)
+            value = Value(Flag.TENSOR | base.flags, origin=base.origin).with_dtype(self._factory_dtype(last, node, positional, keywords))
             if "requires_grad" in keywords and not keyword_is_false(node, "requires_grad"):
                 value = value.with_flags(add=Flag.GRAD)
                 value = Value(value.flags, origin=f"torch.{last}(..., requires_grad=True)")
@@ -208,7 +248,71 @@ class CallEvaluator:
             return sem.integer_result(combined.with_flags(add=Flag.TENSOR))
         if last in sem.VALUES_INDICES and (len(positional) >= 2 or "dim" in keywords):
             return sem.values_indices(combined.with_flags(add=Flag.TENSOR))
-        return self._device_keyword(keywords, combined.with_flags(add=Flag.TENSOR))
+        combined = combined.with_flags(add=Flag.TENSOR).with_dtype(self._function_dtype(qualified, last, node, operands, keywords))
+        if last == "conj" and combined.has(Flag.COMPLEX) and positional and positional[0].has(Flag.COMPLEX):
+            combined = combined.with_flags(add=Flag.CONJ)
+        return self._device_keyword(keywords, combined)
+
+    def _numpy_dtype(self, name: str, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> int:
+        """The dtype of a NumPy function's array: `dtype=`, else the function's default."""
+        if "dtype" in keywords:
+            return dt.dtype_named(keywords["dtype"])
+        if name in dt.NUMPY_FLOAT64_FACTORIES:
+            return dt.F64
+        if name in dt.NUMPY_LIKE_FACTORIES and positional and positional[0].has(Flag.NDARRAY):
+            return positional[0].dtype
+        if name == "arange":
+            found = dt.arange_dtype([arg.value for arg in node.args if arg.keyword is None])
+            return dt.F64 if found == dt.F32 else found  # NumPy's float default is float64
+        return 0
+
+    def _nn_module(self, last: str, positional: list[Value], keywords: dict[str, Value]) -> Value:
+        """A fresh torch.nn module: float32 parameters for the layers that refuse a float64
+        input (`dtype=` says otherwise); `callee` keeps the class name (autocast, losses)."""
+        dtype = dt.F32 if last in dt.FLOAT32_PARAMETER_LAYERS else 0
+        if "dtype" in keywords:
+            dtype = dt.dtype_named(keywords["dtype"])
+        elif last == "Sequential" and positional and positional[0].has(Flag.MODULE):
+            dtype = positional[0].dtype  # the first layer meets the input
+        module = Value(Flag.MODULE | dtype | self._device_keyword(keywords, EMPTY).flags, callee=last)
+        return module
+
+    def _factory_dtype(self, last: str, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> int:
+        """The dtype of a torch factory's tensor: `dtype=`, else what the factory gives."""
+        if "dtype" in keywords:
+            return dt.dtype_named(keywords["dtype"])
+        first = positional[0] if positional else EMPTY
+        if last in ("tensor", "as_tensor", "asarray", "Variable"):
+            if first.flags & (TENSOR_FLOW | Flag.NDARRAY):
+                return first.dtype  # an array's or a tensor's dtype is kept
+            args = [arg.value for arg in node.args if arg.keyword is None]
+            return dt.literal_dtype(args[0]) if args else 0
+        if last in dt.TORCH_LIKE_FACTORIES:
+            return first.dtype
+        if last in dt.TORCH_FLOAT_FACTORIES:
+            return dt.F32
+        if last in ("arange", "range"):
+            return dt.arange_dtype([arg.value for arg in node.args if arg.keyword is None])
+        return dt.TORCH_FACTORY_DTYPES.get(last, 0)
+
+    def _function_dtype(self, qualified: str, last: str, node: cst.Call, operands: list[Value],
+                        keywords: dict[str, Value]) -> int:
+        """The dtype of another torch function's result (and the clashes it raises)."""
+        if "dtype" in keywords:
+            return dt.dtype_named(keywords["dtype"])
+        if qualified.startswith("torch.fft.") and last in dt.COMPLEX_RESULTS:
+            return dt.COMPLEX
+        written = [arg for arg in node.args if arg.keyword is None]
+        tensors = [(arg.value, value) for arg, value in zip(written, operands) if not arg.star]
+        if last in dt.MATMUL_FUNCTIONS:
+            self._note_operand_clash(node, tensors[:2], "matmul")
+        elif last in dt.DTYPE_STRICT_LOSSES:
+            self._note_operand_clash(node, tensors[:2], "loss")
+        if self.interp.in_autocast and last in dt.AUTOCAST_LOWER_FUNCTIONS:
+            return self.interp.autocast
+        if last in ("real", "imag", "abs", "angle", "view_as_real") or qualified.startswith("torch.fft."):
+            return 0  # a complex input gives a real result of a width the lattice does not keep
+        return dt.combine(operands)
 
     def _device_keyword(self, keywords: dict[str, Value], value: Value) -> Value:
         device = keywords.get("device")
@@ -236,11 +340,11 @@ class CallEvaluator:
                 return receiver.element()
             return EMPTY
         if receiver.has(Flag.NDARRAY) and not receiver.is_tensor_like:
-            return EMPTY if method in ("tolist", "item") else Value(Flag.NDARRAY)
+            return EMPTY if method in ("tolist", "item") else Value(Flag.NDARRAY | _array_method_dtype(receiver, method, positional, keywords))
         if method in ("detach", "detach_"):
             return receiver.with_flags(add=Flag.TENSOR, remove=GRAD_FLAGS)
         if method == "numpy":
-            return Value(Flag.NDARRAY)
+            return Value(Flag.NDARRAY | receiver.dtype)
         if method == "cpu":
             return receiver.with_flags(remove=Flag.DEVICE)
         if method in ("cuda", "xpu", "mps"):
@@ -249,7 +353,8 @@ class CallEvaluator:
             result = receiver
             for target in positional[:1] + [keywords.get("device", EMPTY)]:
                 result = sem.device_move(target, result)
-            return result
+            dtype = _target_dtype(positional, keywords)
+            return result.with_dtype(dtype) if dtype is not None else result
         if method == "requires_grad_":
             if positional and keyword_is_false(node, None):
                 return receiver.with_flags(add=Flag.TENSOR, remove=Flag.GRAD)
@@ -261,6 +366,12 @@ class CallEvaluator:
             return EMPTY
         if method in sem.NON_TENSOR_METHODS:
             return EMPTY
+        cast = dt.CAST_METHODS.get(method)
+        if cast is not None and not positional:
+            kept = receiver.flags & Flag.SPARSE  # a cast keeps the layout
+            if method in sem.NO_GRAD_RESULTS:
+                return sem.integer_result(receiver).with_flags(add=cast | kept)
+            return receiver.tensor_part().with_flags(add=kept).with_dtype(cast)
         if method in sem.NO_GRAD_RESULTS:
             return sem.integer_result(receiver)
         if method in sem.VALUES_INDICES and (positional or "dim" in keywords):
@@ -269,7 +380,42 @@ class CallEvaluator:
         for value in positional:
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())
-        return result
+        return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
+            self._method_dtype(receiver, method, node, positional, keywords))
+
+    def _method_layout(self, receiver: Value, method: str) -> int:
+        """The layout bits a tensor method's result keeps or gets (`.to_sparse()`, `.conj()`)."""
+        flags = receiver.flags
+        if method in dt.TO_SPARSE_METHODS:
+            return Flag.SPARSE
+        if method == "conj" and flags & Flag.COMPLEX:
+            return Flag.CONJ | flags & Flag.SPARSE
+        out = Flag.NONE
+        if flags & Flag.SPARSE and method in dt.SPARSE_KEEPING:
+            out |= Flag.SPARSE
+        if flags & Flag.CONJ and method in dt.CONJ_KEEPING:
+            out |= Flag.CONJ
+        return out
+
+    def _method_dtype(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
+                      keywords: dict[str, Value]) -> int:
+        """The dtype of a tensor method's result: `.type(dtype)`, `.type_as(t)`, matmul, or the
+        promotion of the receiver with its tensor arguments."""
+        if "dtype" in keywords:
+            return dt.dtype_named(keywords["dtype"])
+        if method == "type":
+            return dt.dtype_named(positional[0]) if positional else 0
+        if method == "type_as":
+            return positional[0].dtype if positional else 0
+        if method in dt.MATMUL_FUNCTIONS and positional and isinstance(node.func, cst.Attribute):
+            written = [arg for arg in node.args if arg.keyword is None]
+            if written:
+                self._note_operand_clash(node, [(node.func.value, receiver), (written[0].value, positional[0])], "matmul")
+        if self.interp.in_autocast and method in dt.AUTOCAST_LOWER_FUNCTIONS:
+            return self.interp.autocast
+        if method in ("real", "imag", "abs", "angle"):
+            return 0
+        return dt.combine([receiver, *positional])
 
     @staticmethod
     def _duck_typed(receiver: Value, method: str, receiver_name: str | None, env: Env) -> Value:
@@ -300,6 +446,10 @@ class CallEvaluator:
             elif method == "to":
                 for target in positional[:1] + [keywords.get("device", EMPTY)]:
                     moved = sem.device_move(target, moved)
+            dtype = (_target_dtype(positional, keywords) if method in ("to", "type")
+                     else dt.MODULE_CAST_METHODS.get(method))
+            if dtype is not None:
+                moved = moved.with_dtype(dtype)  # every floating parameter converted in place
             if receiver_name is not None and moved is not receiver:
                 env.vars[receiver_name] = moved  # modules move in place
             return moved
@@ -340,3 +490,29 @@ def _submodule_by_use(cls: ClassInfo, attr: str, known: Value, positional: list[
     cls.attrs[attr] = module
     cls.missed.add(attr)
     return module
+
+
+def _target_dtype(positional: list[Value], keywords: dict[str, Value]) -> int | None:
+    """The dtype `.to(...)` converts to: `torch.bfloat16`, `dtype=`, or another tensor's; None: kept."""
+    target = keywords.get("dtype")
+    if target is not None:
+        return dt.dtype_named(target)
+    for value in positional[:2]:  # `.to(dtype)`, `.to(device, dtype)`
+        named = dt.dtype_named(value)
+        if named:
+            return named
+        if value.flags & TENSOR_FLOW:
+            return value.dtype  # `.to(other)`: other's device and dtype
+        if not value.flags & (Flag.DEVICE_SPEC | Flag.CPU_SPEC):
+            return 0  # `.to(something)` the file does not know: it may be a dtype
+    return None
+
+
+def _array_method_dtype(array: Value, method: str, positional: list[Value], keywords: dict[str, Value]) -> int:
+    """`a.astype(np.float32)`: float32; `a.reshape(...)`: the array's dtype; others: unknown."""
+    if method == "astype":
+        target = positional[0] if positional else keywords.get("dtype", EMPTY)
+        return dt.dtype_named(target)
+    if method in dt.NDARRAY_DTYPE_KEEPING:
+        return array.dtype
+    return 0

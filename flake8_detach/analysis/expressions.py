@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from . import dtypes as dt
 from . import semantics as sem
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property
-from .values import EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -118,12 +119,34 @@ class ExpressionEvaluator:
         right = self.eval(node.right, env)
         result = left.tensor_part().merge(right.tensor_part())
         if not result.flags and (left.has(Flag.NDARRAY) or right.has(Flag.NDARRAY)):
-            return Value(Flag.NDARRAY)
+            return Value(Flag.NDARRAY | self._array_operation_dtype(node, left, right))
+        if result.flags & DTYPES or result.flags and self.interp.in_autocast and isinstance(node.operator, cst.MatrixMultiply):
+            result = result.with_dtype(self._tensor_operation_dtype(node, left, right))
         if not result.flags and isinstance(node.operator, cst.Add) and (
             left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
         ):
             return left.merge(right)
         return self.interp.grad_mode_result(result)
+
+    def _tensor_operation_dtype(self, node: cst.BinaryOperation, left: Value, right: Value) -> int:
+        """`a + b` promotes; `a @ b` of float32 and float64 raises (noted for DET109)."""
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.interp.calls._note_operand_clash(node, [(node.left, left), (node.right, right)], "matmul")
+            if self.interp.in_autocast:
+                return self.interp.autocast
+        return dt.binary(left, right, dt.is_number_literal(node.left), dt.is_number_literal(node.right))
+
+    @staticmethod
+    def _array_operation_dtype(node: cst.BinaryOperation, left: Value, right: Value) -> int:
+        """NumPy arrays promote like tensors (no scalar exception for arrays of any shape)."""
+        left_array = left.has(Flag.NDARRAY)
+        right_array = right.has(Flag.NDARRAY)
+        if left_array and right_array:
+            return dt.promote(left.dtype, right.dtype)
+        array, other = (left, node.right) if left_array else (right, node.left)
+        if dt.is_number_literal(other):
+            return dt.with_scalar(array.dtype)
+        return array.dtype & dt.F64
 
     def _eval_unary_operation(self, node: cst.UnaryOperation, env: Env) -> Value:
         operand = self.eval(node.expression, env)
@@ -221,7 +244,9 @@ class ExpressionEvaluator:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self.eval(element.key, env)
-                values.append(self.eval(element.value, env))
+                value = self.eval(element.value, env)
+                # `DTYPE_MAP[name]`: which dtype a lookup gives depends on data, not the file.
+                values.append(EMPTY if dt.dtype_named(value) else value)
             elif isinstance(element, cst.StarredDictElement):
                 values.append(self.eval(element.value, env).element())
         return Value(Flag.CONTAINER, elem=merge_all(values))
@@ -267,8 +292,10 @@ class ExpressionEvaluator:
         self.facts.attributes[attr].append(node)
         self.interp.locate(node.attr)
         self.facts.parents[node.value] = node
-        if self.imports.resolve(node) is not None:
-            return EMPTY  # torch.float32, np.pi, nn.functional: a library name
+        qualified = self.imports.resolve(node)
+        if qualified is not None:  # torch.float32, np.pi, nn.functional: a library name
+            dtype = dt.DTYPE_NAMES.get(qualified)
+            return EMPTY if dtype is None else Value(dtype)  # a dtype object, or nothing known
         base = self.eval(node.value, env)
         cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
@@ -299,7 +326,7 @@ class ExpressionEvaluator:
             if attr == "grad":
                 return Value(Flag.TENSOR).with_device_of(base)
             if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
-                return base.tensor_part()
+                return _attribute_view(base, attr)
             if attr == "device":
                 return Value(Flag.DEVICE_SPEC if base.may_be_on_device else Flag.NONE)
             if attr in sem.NON_TENSOR_ATTRIBUTES:
@@ -322,3 +349,14 @@ class ExpressionEvaluator:
         if sem.is_device_name(attr):
             return Value(Flag.DEVICE_SPEC)
         return EMPTY
+
+
+def _attribute_view(base: Value, attr: str) -> Value:
+    """`.T`/`.mT` keep a conjugate view; `.H`/`.mH` of a complex tensor are one; `.real`/`.imag`
+    are real (of a width the lattice does not keep)."""
+    part = base.tensor_part()
+    if attr in ("T", "mT"):
+        return part.with_flags(add=base.flags & Flag.CONJ)
+    if attr in ("H", "mH"):
+        return part.with_flags(add=Flag.CONJ) if base.flags & Flag.COMPLEX else part
+    return part.with_dtype(0)

@@ -31,6 +31,17 @@ class ConvertingCall:
     kind: str  # "convert", or "reduce" (a single tensor is not converted, a list is)
 
 
+@dataclass(frozen=True)
+class DtypeClash:
+    """A float64 tensor meeting float32 parameters or a float32 operand (DET109)."""
+
+    call: cst.CSTNode  # the module call, `@` operation or function call that raises
+    operand: cst.BaseExpression  # the float64 operand
+    other: str  # what it meets, for the message: "nn.Linear 'model'", "the float32 operand"
+    kind: str  # "module", "matmul" or "loss"
+    layer: str | None = None  # the torch.nn class of the module, where known
+
+
 @dataclass
 class Facts:
     """What the interpreter learned; the rules' only view of the code."""
@@ -49,6 +60,7 @@ class Facts:
     statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
     converting_calls: list[ConvertingCall] = field(default_factory=list)
     alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
+    dtype_clashes: dict[cst.CSTNode, DtypeClash] = field(default_factory=dict)  # operand -> clash
     # Node -> index of the module statement it is in, for the nodes rules report on (evaluated
     # expressions, attribute names, written names): positions then need that statement only.
     top_statements: dict[cst.CSTNode, int] = field(default_factory=dict)

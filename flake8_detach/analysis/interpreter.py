@@ -52,6 +52,8 @@ class Interpreter:
         self.facts = Facts(imports, module=module)
         # The state of the walk, shared by its parts.
         self.grad_enabled = True
+        self.autocast = 0  # the dtype bits of the enclosing `torch.autocast` (0: none or unknown)
+        self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
         self.pending: deque[FunctionInfo] = deque()
         self.classes: list[ClassInfo] = []
         self.functions: list[FunctionInfo] = []
@@ -147,15 +149,16 @@ class Interpreter:
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
-        saved = (self.grad_enabled, self.current_function, self.top, self.assumed)
+        saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
         self.grad_enabled = info.grad_enabled
+        self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
         self.current_function = info
         self.top = info.top
         self.assumed = {}  # one analysis serves every call site, whatever flags hold there
         try:
             self.exec_block(node.body, env)
         finally:
-            self.grad_enabled, self.current_function, self.top, self.assumed = saved
+            self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             info.state = "done"
 
     def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from . import dtypes as dt
 from . import semantics as sem
 from .guards import (
     Assumptions,
@@ -23,7 +24,7 @@ from .guards import (
 )
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params
-from .values import EMPTY, Flag, Value
+from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -136,18 +137,41 @@ class StatementExecutor:
 
     def _exec_with(self, node: cst.With, env: Env) -> None:
         interp = self.interp
-        saved = interp.grad_enabled
+        saved = interp.grad_enabled, interp.autocast, interp.in_autocast
         for item in node.items:
             interp.eval(item.item, env)
             mode = interp.grad_mode_of(item.item)
             if mode is not None:
                 interp.grad_enabled = mode
+            autocast = self._autocast_dtype(item.item)
+            if autocast is not None:
+                interp.in_autocast = autocast >= 0
+                interp.autocast = max(autocast, 0)
             if item.asname is not None:
                 self.assign(item.asname.name, EMPTY, env)
         try:
             self.exec_block(node.body, env)
         finally:
-            interp.grad_enabled = saved
+            interp.grad_enabled, interp.autocast, interp.in_autocast = saved
+
+    def _autocast_dtype(self, context: cst.BaseExpression) -> int | None:
+        """`torch.autocast("cpu", dtype=torch.bfloat16)`: the dtype its lower-precision ops give
+        (0 where the file does not say; -1 for `enabled=False`); None for any other context."""
+        if not isinstance(context, cst.Call):
+            return None
+        qualified = self.imports.resolve(context.func)
+        if qualified not in dt.AUTOCAST_CONTEXTS:
+            return None
+        dtype = dt.AUTOCAST_CONTEXTS[qualified] or 0
+        for index, arg in enumerate(context.args):
+            name = arg.keyword.value if arg.keyword is not None else ("device_type" if index == 0 else "")
+            if name == "dtype":
+                dtype = dt.dtype_named(self.facts.value_of(arg.value))
+            elif name == "enabled" and isinstance(arg.value, cst.Name) and arg.value.value == "False":
+                return -1
+            elif name == "device_type" and isinstance(arg.value, cst.SimpleString) and not dtype:
+                dtype = {"'cpu'": dt.BF16, '"cpu"': dt.BF16, "'cuda'": dt.F16, '"cuda"': dt.F16}.get(arg.value.value, 0)
+        return dtype
 
     def _exec_try(self, node: cst.Try | cst.TryStar, env: Env) -> None:
         self.exec_block(node.body, env)
@@ -258,6 +282,8 @@ class StatementExecutor:
         self.facts.stores.add(node.target)
         rhs = interp.eval(node.value, env)
         result = interp.grad_mode_result(current.merge(rhs.tensor_part()))
+        if current.flags & TENSOR_FLOW:
+            result = result.with_dtype(current.dtype)  # `acc += x` writes into acc: its dtype stays
         written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
         if isinstance(written, cst.Name):
             interp.aliases.note_write(written, env)  # `a += 1` / `a[0] += 1` write in place

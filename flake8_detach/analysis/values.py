@@ -40,10 +40,25 @@ class Flag:
     UNKNOWN_OBJECT = 1 << 18  # an attribute of a parameter of unknown origin (`block.conv`)
     PACKED_SEQUENCE = 1 << 20  # an nn.utils.rnn.PackedSequence (with NOT_TENSOR): its `.data` is a field
     MAYBE_PARAMETER = 1 << 19  # `.weight`/`.bias` of one: a Parameter if the caller passes a module
+    # The dtype a tensor, array or module (its parameters) may have: a may-set, joined by union;
+    # no dtype bit means "unknown". On a value with no other flag: a dtype object (`torch.float64`).
+    FLOAT16 = 1 << 21
+    BFLOAT16 = 1 << 22
+    FLOAT32 = 1 << 23
+    FLOAT64 = 1 << 24
+    INTEGER = 1 << 25
+    BOOL = 1 << 26
+    COMPLEX = 1 << 27
+    SPARSE = 1 << 28  # a sparse layout (COO, CSR, ...): `.numpy()` refuses it
+    CONJ = 1 << 29  # a conjugate view (`.conj()` of a complex tensor): `.numpy()` refuses it
 
 
 # Flags that a tensor operation carries from its operands to its result.
 TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
+# The dtype bits, and what a view of a tensor may keep besides them.
+DTYPES = (Flag.FLOAT16 | Flag.BFLOAT16 | Flag.FLOAT32 | Flag.FLOAT64 | Flag.INTEGER | Flag.BOOL
+          | Flag.COMPLEX)
+LAYOUTS = Flag.SPARSE | Flag.CONJ
 # Flags that say a value may require grad (known, or through a parameter of unknown origin).
 GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 
@@ -90,8 +105,19 @@ class Value:
                      self.callee, self.device_if if flags & Flag.DEVICE else None)
 
     def tensor_part(self, origin: str | None = None) -> Value:
-        """The flags a tensor operation on this value passes to its result."""
-        return Value(self.flags & TENSOR_FLOW, origin=origin or self.origin, via=self.via, device_if=self.device_if)
+        """The flags a tensor operation on this value passes to its result (its dtype too)."""
+        flags = self.flags
+        kept = flags & (TENSOR_FLOW | DTYPES) if flags & TENSOR_FLOW else Flag.NONE
+        return Value(kept, origin=origin or self.origin, via=self.via, device_if=self.device_if)
+
+    @property
+    def dtype(self) -> int:
+        """The dtype bits (0: unknown)."""
+        return self.flags & DTYPES
+
+    def with_dtype(self, dtype: int) -> Value:
+        """This value with its dtype replaced (0: unknown); layouts are kept."""
+        return self.with_flags(add=dtype, remove=DTYPES & ~dtype)
 
     def moved_to_device(self) -> Value:
         """After an unconditional move to a GPU: DEVICE, needing no flag."""
@@ -147,6 +173,8 @@ class Value:
             return Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(self)
         if self.items:
             return merge_all(self.items)
+        if self.flags & Flag.NDARRAY and not self.is_tensor_like:
+            return Value(Flag.NDARRAY | self.flags & DTYPES)  # a row of an array: the same dtype
         # Iterating or indexing a tensor yields tensors with the same flags.
         return self.tensor_part()
 

@@ -10,6 +10,8 @@ from .det103_legacy_data_attribute import LegacyDataAttribute
 from .det104_numpy_on_device_tensor import NumpyOnDeviceTensor
 from .det105_numpy_alias_write import NumpyAliasWrite
 from .det106_implicit_numpy_conversion import ImplicitNumpyConversion
+from .det107_numpy_on_unsupported_dtype import NumpyOnUnsupportedDtype
+from .det109_float64_into_float32_module import Float64IntoFloat32Module
 
 ALL_RULES: tuple[Rule, ...] = (
     NumpyOnGradTensor(),
@@ -18,6 +20,8 @@ ALL_RULES: tuple[Rule, ...] = (
     NumpyOnDeviceTensor(),
     NumpyAliasWrite(),
     ImplicitNumpyConversion(),
+    NumpyOnUnsupportedDtype(),
+    Float64IntoFloat32Module(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 assert tuple(RULES_BY_CODE) == RULE_CODES, "the screen's catalog and the rule registry list the same codes"

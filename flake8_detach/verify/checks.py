@@ -18,6 +18,15 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
   the write through `.data` hid an in-place change to a tensor autograd saved, raises autograd's
   in-place modification error: then the `.data` run's gradient must differ from the gradient of
   the graph autograd recorded (the run with the write skipped).
+- DET107: the flagged line raises what `.numpy()` says of the tensor's dtype or layout, as the
+  message names it: `TypeError: Got unsupported ScalarType BFloat16`, `TypeError: can't convert
+  Sparse layout tensor to numpy`, `RuntimeError: Can't call numpy() on Tensor that has conjugate
+  bit set`; the fixed version runs. On every device (the meta leg cannot show it: `.numpy()`
+  checks the device first).
+- DET109: the flagged line raises the dtype-mismatch RuntimeError of the kernel (`mat1 and mat2
+  must have the same dtype`, `Input type (double) and bias type (float) should be the same`,
+  `Found dtype Double but expected Float`); the fixed version runs. A fixture that reads DEVICE
+  claims it on meta too (conv checks dtypes there).
 - No claim: the fixture runs cleanly.
 Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
 that reason, never passed; only the device-type TypeError is claimed there.
@@ -43,12 +52,23 @@ LINT = "lint"
 # What each code claims at run time. DET106 predicts DET101's or DET104's error (or both), raised
 # inside the library that converts the tensor; its message says which (see claim_kinds).
 CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias"}
-CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106"}
+CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106", "DET107", "DET109"}
+# DET107's message names what `.numpy()` refuses; each is its own kind (and exception).
+DET107_KINDS = (("bf16", "ScalarType BFloat16"), ("sparse", "Sparse layout"), ("conj", "conjugate bit"))
+# Kinds whose flagged line raises whatever the device: the fixed version is judged by running.
+RAISING_EVERYWHERE = frozenset({"bf16", "sparse", "conj", "mixed"})
 
 # What torch says, matched loosely so that a rewording within a sentence still matches.
 REQUIRES_GRAD = re.compile(r"requires grad")
 DEVICE_TYPE = re.compile(r"can't convert \S+ device type tensor to numpy")
 INPLACE_MODIFIED = re.compile(r"modified by an inplace operation")
+UNSUPPORTED_BF16 = re.compile(r"Got unsupported ScalarType BFloat16")
+SPARSE_LAYOUT = re.compile(r"can't convert Sparse\w* layout tensor to numpy")
+CONJ_BIT = re.compile(r"Can't call numpy\(\) on Tensor that has conjugate bit set")
+DTYPE_MISMATCH = re.compile(
+    r"(?:must|to) have the same dtype|should be the same|expected scalar type|Found dtype \w+ but expected|"
+    r"mixed dtype|Type promoting not supported|expected both vectors to have same dtype"
+)
 META_NO_DATA = re.compile(r"meta tensor|on meta tensors|device='meta'|no data!")
 
 META_CANNOT_SHOW = {
@@ -56,7 +76,15 @@ META_CANNOT_SHOW = {
     "move": "meta cannot show DET102: .cpu() cannot copy a meta tensor (no data), so no copy is ever recorded",
     "data": "meta cannot show DET103: the wrong gradient is a value, and meta tensors hold none",
     "alias": "meta cannot show DET105: shared memory is seen through values, and meta tensors hold none",
+    "bf16": "meta cannot show DET107: .numpy() checks the device (TypeError) before the dtype",
+    "conj": "meta cannot show DET107: .numpy() checks the device (TypeError) before the conjugate bit",
+    "sparse": "meta cannot show DET107: torch 2.13 has no meta kernel for to_sparse/sparse tensors",
+    "mixed": "meta cannot show DET109: the meta kernels of linear and matmul do not check dtypes (torch 2.13)",
 }
+# What a meta run can show: the device-type TypeError, and DET109 in a fixture that reads DEVICE
+# (the meta kernels of conv and bmm check dtypes; those of linear and matmul do not, so such a
+# fixture does not read DEVICE and runs on the CPU only).
+META_SHOWS = frozenset({"device", "mixed"})
 
 
 @dataclass(frozen=True)
@@ -77,6 +105,12 @@ class Expectation:
 
 RAISES_REQUIRES_GRAD = Expectation("RuntimeError", REQUIRES_GRAD, "RuntimeError (requires grad)")
 RAISES_DEVICE_TYPE = Expectation("TypeError", DEVICE_TYPE, "TypeError (device type)")
+RAISES_BY_KIND = {
+    "bf16": Expectation("TypeError", UNSUPPORTED_BF16, "TypeError (unsupported ScalarType BFloat16)"),
+    "sparse": Expectation("TypeError", SPARSE_LAYOUT, "TypeError (sparse layout)"),
+    "conj": Expectation("RuntimeError", CONJ_BIT, "RuntimeError (conjugate bit set)"),
+    "mixed": Expectation("RuntimeError", DTYPE_MISMATCH, "RuntimeError (dtype mismatch)"),
+}
 
 
 @dataclass
@@ -160,6 +194,11 @@ def claim_kinds(fixture: Fixture, diagnostics: list[Diagnostic]) -> dict[int, fr
             message = messages.get((line, "DET106"), "")
             predicted = {kind for kind, error in (("grad", "(RuntimeError)"), ("device", "(TypeError)")) if error in message}
             found |= predicted or {"grad"}
+        if "DET107" in codes:
+            message = messages.get((line, "DET107"), "")
+            found |= {kind for kind, text in DET107_KINDS if text in message}
+        if "DET109" in codes:
+            found.add("mixed")
         kinds[line] = frozenset(found)
     return kinds
 
@@ -201,7 +240,7 @@ def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
         return f"no runtime check for {', '.join(unknown)} yet"
     if leg.is_stand_in:
         for kinds in fixture.kinds.values():
-            if "device" not in kinds:
+            if not kinds & META_SHOWS:
                 return META_CANNOT_SHOW[min(kinds)]
     return None
 
@@ -211,6 +250,8 @@ def expected_raise(kinds: frozenset[str], leg: DeviceLeg) -> Expectation | None:
         return RAISES_DEVICE_TYPE  # torch checks the device before grad
     if "grad" in kinds:
         return RAISES_REQUIRES_GRAD
+    for kind in sorted(kinds & RAISING_EVERYWHERE):
+        return RAISES_BY_KIND[kind]
     return None
 
 
@@ -227,7 +268,7 @@ def variants_needed(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None) ->
     needed = set()
     if fixture.claims and fix is not None and fix.changed:
         needed.add("fixed")
-    if leg.has_data and raising_claims(fixture, leg):
+    if leg.has_data and any(kinds & {"grad", "device"} for kinds in fixture.kinds.values()) and raising_claims(fixture, leg):
         needed.add("reference")
     if leg.has_data and lines_of_kind(fixture, "data"):
         needed.add("write_skipped")
@@ -257,9 +298,24 @@ def judge(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None, runs: Runs) 
     original = runs.original
     if not _judge_original(row, fixture, leg, raising, original):
         return row
-    if fixture.claims:
+    if fixture.claims and all(kinds <= RAISING_EVERYWHERE for kinds in fixture.kinds.values()):
+        _judge_fixed_runs(row, fix, runs)
+    elif fixture.claims:
         _judge_fixed(row, fixture, leg, fix, runs, bool(raising))
     return row
+
+
+def _judge_fixed_runs(row: Row, fix: FixOutcome | None, runs: Runs) -> None:
+    """DET107/DET109: the original raised; the fixed version must run through."""
+    problem = fix.problem() if fix is not None else "no fix computed"
+    if problem:
+        row.status, row.fixed = FAILED, f"FAILED: {problem}"
+        return
+    fixed = runs.fixed
+    if fixed is None or not fixed.ran_cleanly:
+        row.status, row.fixed = FAILED, f"FAILED: {fixed.describe() if fixed else 'the fixed version was not run'}"
+        return
+    row.fixed = "runs"
 
 
 def _judge_original(row: Row, fixture: Fixture, leg: DeviceLeg, raising: dict[int, Expectation], run: RunResult) -> bool:

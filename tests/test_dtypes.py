@@ -1,0 +1,166 @@
+"""The dtype/layout lattice: what each factory and operation gives, as the analysis sees it.
+
+Each case is a snippet whose last line is `probe = EXPR`; the test reads the value the
+interpreter recorded for EXPR. The facts themselves (torch 2.13, NumPy 2.4) are asserted on the
+libraries by scripts/check_dtype_facts.py.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from flake8_detach.analysis import dtypes as dt
+from flake8_detach.analysis.imports import ImportTable
+from flake8_detach.analysis.interpreter import Interpreter
+from flake8_detach.analysis.values import DTYPES, Flag, Value
+
+HEADER = "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+def probe(body: str) -> Value:
+    module = cst.parse_module(HEADER + body)
+    facts = Interpreter(module, ImportTable.from_module(module)).run()
+    found: list[cst.Assign] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value == "probe":
+                found.append(node)
+
+    module.visit(Finder())
+    assert found, "the snippet assigns no `probe`"
+    return facts.value_of(found[-1].value)
+
+
+F16, BF16, F32, F64, INT, BOOL, COMPLEX = dt.F16, dt.BF16, dt.F32, dt.F64, dt.INT, dt.BOOL, dt.COMPLEX
+
+DTYPE_CASES = [
+    # torch factories and conversions
+    ("probe = torch.zeros(3)", F32),
+    ("probe = torch.randn(2, 3)", F32),
+    ("probe = torch.ones(3, dtype=torch.bfloat16)", BF16),
+    ("probe = torch.zeros(3, dtype=torch.float64)", F64),
+    ("probe = torch.tensor([1.0, 2.0])", F32),
+    ("probe = torch.tensor([1, 2])", INT),
+    ("probe = torch.randint(0, 5, (3,))", INT),
+    ("probe = torch.arange(5)", INT),
+    ("probe = torch.arange(0.0, 1.0, 0.1)", F32),
+    ("x = torch.ones(3)\nprobe = x.bfloat16()", BF16),
+    ("x = torch.ones(3)\nprobe = x.to(torch.bfloat16)", BF16),
+    ("x = torch.ones(3)\nprobe = x.to(dtype=torch.bfloat16)", BF16),
+    ("x = torch.ones(3)\nprobe = x.to('cpu', torch.float64)", F64),
+    ("x = torch.ones(3)\nprobe = x.type(torch.bfloat16)", BF16),
+    ("x = torch.ones(3).bfloat16()\nprobe = x.float()", F32),
+    ("x = torch.ones(3)\nprobe = x.double()", F64),
+    ("x = torch.ones(3)\nprobe = x.half()", F16),
+    ("x = torch.ones(3)\nprobe = x.long()", INT),
+    ("x = torch.ones(3).bfloat16()\nprobe = x.detach().cpu()", BF16),
+    ("x = torch.ones(3).bfloat16()\nprobe = x.sum(0)", BF16),
+    ("x = torch.ones(3).bfloat16()\nprobe = x[0]", BF16),
+    ("x = torch.ones(3)\nprobe = torch.zeros_like(x, dtype=torch.bfloat16)", BF16),
+    ("x = torch.ones(3).double()\nprobe = torch.zeros_like(x)", F64),
+    ("dt = torch.bfloat16\nprobe = torch.ones(3).to(dt)", BF16),
+    # NumPy defaults and the hand-over
+    ("probe = np.random.rand(4, 3)", F64),
+    ("probe = np.random.randn(4)", F64),
+    ("probe = np.random.uniform(size=4)", F64),
+    ("probe = np.zeros((2, 2))", F64),
+    ("probe = np.linspace(0, 1, 5)", F64),
+    ("probe = np.loadtxt('f.csv')", F64),
+    ("probe = np.arange(0.0, 1.0)", F64),
+    ("probe = np.arange(3)", INT),
+    ("probe = np.zeros(3, dtype=np.float32)", F32),
+    ("probe = np.random.rand(4).astype(np.float32)", F32),
+    ("a = np.random.rand(4, 3)\nprobe = a.reshape(2, 6)", F64),
+    ("a = np.random.rand(4, 3)\nprobe = a[:, :2]", F64),
+    ("a = np.random.rand(4, 3)\nprobe = torch.from_numpy(a)", F64),
+    ("a = np.random.rand(4, 3)\nprobe = torch.as_tensor(a)", F64),
+    ("a = np.random.rand(4, 3)\nprobe = torch.tensor(a)", F64),
+    ("a = np.random.rand(4, 3).astype(np.float32)\nprobe = torch.from_numpy(a)", F32),
+    ("x = torch.ones(3).double()\nprobe = x.numpy()", F64),
+    # promotion
+    ("a = torch.ones(3)\nb = torch.ones(3).double()\nprobe = a + b", F64),
+    ("a = torch.ones(3).bfloat16()\nb = torch.ones(3)\nprobe = a * b", F32),
+    ("a = torch.ones(3).bfloat16()\nprobe = a * 2.0", BF16),
+    ("a = torch.ones(3).half()\nb = torch.ones(3).bfloat16()\nprobe = a + b", F32),
+    ("a = torch.ones(3).bfloat16()\nb = torch.ones(3)\nprobe = torch.cat([a, b])", BF16 | F32),
+    ("a = torch.ones(3).long()\nprobe = a * 0.5", 0),
+    ("a = torch.ones(3).bfloat16()\nprobe = torch.sigmoid(a)", BF16),
+    ("a = torch.ones(3).double()\nb = torch.ones(3)\nprobe = a.mul(b)", F64),
+    ("a = np.random.rand(3)\nprobe = a * 2", F64),
+    # modules
+    ("m = nn.Linear(3, 1)\nprobe = m(torch.ones(2, 3))", F32),
+    ("m = nn.Linear(3, 1).bfloat16()\nprobe = m(torch.ones(2, 3).bfloat16())", BF16),
+    ("m = nn.Linear(3, 1).to(torch.bfloat16)\nprobe = m(torch.ones(2, 3))", BF16),
+    ("m = nn.Linear(3, 1)\nm.double()\nprobe = m(torch.ones(2, 3))", F64),
+    ("m = nn.ReLU()\nprobe = m(torch.ones(2, 3))", 0),
+    ("m = nn.Linear(3, 1)\nm.type(torch.DoubleTensor)\nprobe = m(torch.ones(2, 3))", 0),
+    ("m = nn.Linear(3, 1)\nm.type(torch.float64)\nprobe = m(torch.ones(2, 3))", F64),
+    # autocast: only the ops autocast runs in lower precision
+    ("m = nn.Linear(3, 1)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = m(torch.ones(2, 3))", BF16),
+    ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = a @ torch.ones(3, 2)", BF16),
+    ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = torch.matmul(a, a.T)", BF16),
+    ("a = torch.ones(2, 3)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    probe = torch.softmax(a, 1)", F32),
+    ("a = torch.ones(2, 3)\nwith torch.autocast('cuda'):\n    probe = a @ a.T", F16),
+    ("acc = torch.zeros(3)\nacc += torch.ones(3).bfloat16()\nprobe = acc", F32),  # in place: acc's dtype
+    # a dtype unknown stays unknown
+    ("def f(x):\n    return x\nprobe = f(1)", 0),
+    ("a = torch.ones(3).bfloat16()\nprobe = a * unknown_tensor", 0),
+    ("x = torch.ones(3)\nprobe = x.to(torch.get_default_dtype())", 0),
+    ("names = {'bf16': torch.bfloat16, 'fp32': torch.float32}\nprobe = torch.ones(3).to(names[key])", 0),
+    ("x = torch.ones(3)\nprobe = x.to(torch.bfloat16 if low else torch.float32)", BF16 | F32),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), DTYPE_CASES, ids=[case[0].splitlines()[-1] for case in DTYPE_CASES])
+def test_dtype_of(body: str, expected: int) -> None:
+    value = probe(body)
+    assert value.flags & DTYPES == expected, f"{dt.describe(value.flags & DTYPES) or 'unknown'} != {dt.describe(expected) or 'unknown'}"
+
+
+LAYOUT_CASES = [
+    ("x = torch.ones(2, 2)\nprobe = x.to_sparse()", Flag.SPARSE),
+    ("x = torch.ones(2, 2)\nprobe = x.to_sparse_csr()", Flag.SPARSE),
+    ("probe = torch.sparse_coo_tensor([[0], [1]], [1.0], (2, 2))", Flag.SPARSE),
+    ("x = torch.ones(2, 2).to_sparse()\nprobe = x.detach().cpu()", Flag.SPARSE),
+    ("x = torch.ones(2, 2).to_sparse()\nprobe = x.to_dense()", 0),
+    ("x = torch.ones(2, 2).to_sparse()\nprobe = x.coalesce()", Flag.SPARSE),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj()", Flag.CONJ),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = torch.conj(z)", Flag.CONJ),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj().detach().reshape(2, 2)", Flag.CONJ),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj().resolve_conj()", 0),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj() * 2", 0),
+    ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj().clone()", 0),
+    ("x = torch.ones(4)\nprobe = x.conj()", 0),  # a real tensor: conj() is a no-op
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), LAYOUT_CASES, ids=[case[0].splitlines()[-1] for case in LAYOUT_CASES])
+def test_layout_of(body: str, expected: int) -> None:
+    assert probe(body).flags & (Flag.SPARSE | Flag.CONJ) == expected
+
+
+def test_promote_is_a_union_over_the_may_sets() -> None:
+    assert dt.promote(F32 | BF16, F64) == F64
+    assert dt.promote(F32 | BF16, F32) == F32
+    assert dt.promote(F16, BF16) == F32
+    assert dt.promote(0, F64) == 0
+
+
+def test_det101_and_det107_fixes_compose_into_code_that_runs() -> None:
+    """Both rules fix the same `.numpy()`: the fixer applies both, and the result converts."""
+    from flake8_detach.engine import Settings
+    from flake8_detach.fixing.fixer import fix_source
+
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\nmodel = nn.Linear(3, 1).bfloat16()\n"
+        "out = model(torch.ones(2, 3).bfloat16())\nfirst = out.numpy()\nsecond = np.asarray(out)\n"
+    )
+    result = fix_source(source, Settings(), unsafe=False)
+    assert "out.detach().float().numpy()" in result.source
+    assert not result.remaining
+    namespace: dict[str, object] = {}
+    exec(compile(result.source, "<fixed>", "exec"), namespace)  # noqa: S102 - the fixed fixture must run
+    assert str(namespace["first"].dtype) == "float32"  # type: ignore[attr-defined]
