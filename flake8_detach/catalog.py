@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .analysis import array_facts
 from .analysis import semantics as sem
 from .analysis.semantics import (
     AXES_FACTORIES,
@@ -18,6 +19,9 @@ from .analysis.semantics import (
     NUMPY_CONVERTING,
     NUMPY_REDUCTIONS,
     PLOTTING,
+    SEABORN_PLOTTING,
+    SKLEARN_CONVERTING_METHODS,
+    SKLEARN_METRICS,
 )
 from .screen_context import ScreenContext
 
@@ -58,12 +62,25 @@ def _data_of_something_else(node: ast.Attribute, context: ScreenContext) -> bool
 def _converting_attribute(node: ast.Attribute, context: ScreenContext) -> bool:
     if node.attr in PLOTTING or node.attr in AXES_FACTORIES or node.attr == "subplots":
         return context.imports("matplotlib")
+    if node.attr in SKLEARN_CONVERTING_METHODS:  # `clf.fit(X, y)` of a scikit-learn estimator
+        return context.imports("sklearn")
     qualified = context.resolve(node)
     return qualified is not None and sem.converting_kind(qualified) is not None
 
 
 def _imports_converting_function(context: ScreenContext) -> bool:
     return any(sem.converting_kind(qualified) is not None for qualified in context.aliases.values())
+
+
+_HANDOVER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in array_facts.TORCH_FROM_ARRAY)
+
+
+def _array_handover(node: ast.Attribute, context: ScreenContext) -> bool:
+    return context.resolve(node) in array_facts.TORCH_FROM_ARRAY
+
+
+def _imports_array_handover(context: ScreenContext) -> bool:
+    return any(qualified in array_facts.TORCH_FROM_ARRAY for qualified in context.aliases.values())
 
 
 SCREENS: tuple[RuleScreen, ...] = (
@@ -77,11 +94,15 @@ SCREENS: tuple[RuleScreen, ...] = (
         frozenset(
             {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
             | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+            | SKLEARN_METRICS | SKLEARN_CONVERTING_METHODS | SEABORN_PLOTTING
         ),
-        required_modules=frozenset({"numpy", "matplotlib", "pandas"}),
+        required_modules=frozenset({"numpy", "matplotlib", "pandas", "sklearn", "seaborn"}),
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
+    # An ndarray with a negative stride or a foreign byte order needs NumPy or OpenCV to make it.
+    RuleScreen("DET108", _HANDOVER_NAMES, required_modules=frozenset({"numpy", "cv2"}),
+               attribute=_array_handover, imports=_imports_array_handover),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)

@@ -10,6 +10,7 @@ from .det103_legacy_data_attribute import LegacyDataAttribute
 from .det104_numpy_on_device_tensor import NumpyOnDeviceTensor
 from .det105_numpy_alias_write import NumpyAliasWrite
 from .det106_implicit_numpy_conversion import ImplicitNumpyConversion
+from .det108_negative_stride_to_torch import NegativeStrideToTorch
 
 ALL_RULES: tuple[Rule, ...] = (
     NumpyOnGradTensor(),
@@ -18,6 +19,7 @@ ALL_RULES: tuple[Rule, ...] = (
     NumpyOnDeviceTensor(),
     NumpyAliasWrite(),
     ImplicitNumpyConversion(),
+    NegativeStrideToTorch(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 assert tuple(RULES_BY_CODE) == RULE_CODES, "the screen's catalog and the rule registry list the same codes"

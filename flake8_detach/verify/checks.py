@@ -15,6 +15,9 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
   the write through `.data` hid an in-place change to a tensor autograd saved, raises autograd's
   in-place modification error: then the `.data` run's gradient must differ from the gradient of
   the graph autograd recorded (the run with the write skipped).
+- DET108: the flagged line raises ValueError (a negative stride, or a byte order torch does not
+  take) on every device, meta included; the fixed version runs and its values equal the reference
+  run's, where torch's array constructors were handed a contiguous native copy.
 - No claim: the fixture runs cleanly.
 Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
 that reason, never passed; only the device-type TypeError is claimed there.
@@ -39,12 +42,14 @@ PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 LINT = "lint"
 # What each code claims at run time. DET106 predicts DET101's or DET104's error (or both), raised
 # inside the library that converts the tensor; its message says which (see claim_kinds).
-CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias"}
+CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias",
+              "DET108": "stride"}
 CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106"}
 
 # What torch says, matched loosely so that a rewording within a sentence still matches.
 REQUIRES_GRAD = re.compile(r"requires grad")
 DEVICE_TYPE = re.compile(r"can't convert \S+ device type tensor to numpy")
+ARRAY_LAYOUT = re.compile(r"stride in the given numpy array is negative|byte order different from the native byte order")
 INPLACE_MODIFIED = re.compile(r"modified by an inplace operation")
 META_NO_DATA = re.compile(r"meta tensor|on meta tensors|device='meta'|no data!")
 
@@ -74,6 +79,7 @@ class Expectation:
 
 RAISES_REQUIRES_GRAD = Expectation("RuntimeError", REQUIRES_GRAD, "RuntimeError (requires grad)")
 RAISES_DEVICE_TYPE = Expectation("TypeError", DEVICE_TYPE, "TypeError (device type)")
+RAISES_ARRAY_LAYOUT = Expectation("ValueError", ARRAY_LAYOUT, "ValueError (negative stride or byte order)")
 
 
 @dataclass
@@ -198,7 +204,7 @@ def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
         return f"no runtime check for {', '.join(unknown)} yet"
     if leg.is_stand_in:
         for kinds in fixture.kinds.values():
-            if "device" not in kinds:
+            if "device" not in kinds and "stride" not in kinds:
                 return META_CANNOT_SHOW[min(kinds)]
     return None
 
@@ -208,6 +214,8 @@ def expected_raise(kinds: frozenset[str], leg: DeviceLeg) -> Expectation | None:
         return RAISES_DEVICE_TYPE  # torch checks the device before grad
     if "grad" in kinds:
         return RAISES_REQUIRES_GRAD
+    if "stride" in kinds:
+        return RAISES_ARRAY_LAYOUT  # torch checks the array before any device is involved
     return None
 
 
@@ -363,7 +371,9 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
                 row.status = FAILED
                 row.fixed = f"FAILED: the reference run (.numpy(force=True)) {reference.describe() if reference else 'was not run'}"
                 return
-            baseline_run, baseline = reference, "the reference (.numpy(force=True))"
+            baseline_run, baseline = reference, (
+                "the reference (torch handed a contiguous copy)" if lines_of_kind(fixture, "stride")
+                else "the reference (.numpy(force=True))")
         else:
             baseline_run, baseline = runs.original, "the original"
         found = mapping_differences(baseline_run.values, fixed.values)
