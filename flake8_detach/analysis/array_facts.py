@@ -88,9 +88,10 @@ def newbyteorder(order: str | None) -> Value:
 
 
 def rot90_flips(k: str | None) -> bool:
-    """`np.rot90(a)` / `np.rot90(a, 1)` flip an axis; `np.rot90(a, 4)` does not; `k` unknown: no evidence."""
+    """`np.rot90(a)` (k is "1") and `np.rot90(a, 1)` flip an axis; `np.rot90(a, 4)` does not; a
+    `k` that is not a literal (None) is no evidence."""
     if k is None:
-        return True
+        return False
     try:
         return int(k, 0) % 4 != 0
     except ValueError:

@@ -80,7 +80,8 @@ class CallEvaluator:
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
                 self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
             if receiver.has(Flag.SKLEARN_ESTIMATOR) and method in sem.SKLEARN_CONVERTING_METHODS:
-                self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
+                named = written if isinstance(func.value, (cst.Name, cst.Attribute)) and written else f".{method}"
+                self.facts.converting_calls.append(ConvertingCall(node, named, "convert"))
                 return receiver if method == "fit" else Value(Flag.NDARRAY)  # `fit` returns the estimator
             if method in sem.AXES_FACTORIES and method not in ("axes",):
                 return Value(Flag.AXES)
