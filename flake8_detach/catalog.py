@@ -8,6 +8,7 @@ costs flake8 no libcst import at all. The rule classes find their entry here by 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class RuleScreen:
     attribute: Callable[[ast.Attribute, ScreenContext], bool] = _any_attribute
     # Whether the file's imports alone make it a candidate (`from numpy import asarray`).
     imports: Callable[[ScreenContext], bool] = _no_import
+    # Text the file must hold for the rule to fire at all (None: no such condition).
+    required_text: re.Pattern[str] | None = None
 
 
 def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
@@ -100,9 +103,11 @@ SCREENS: tuple[RuleScreen, ...] = (
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
-    # An ndarray with a negative stride or a foreign byte order needs NumPy or OpenCV to make it.
+    # An ndarray with a negative stride or a foreign byte order needs NumPy or OpenCV to make it,
+    # and the file itself to make it: a negative step, a flip, a `">f4"` dtype, `newbyteorder`.
     RuleScreen("DET108", _HANDOVER_NAMES, required_modules=frozenset({"numpy", "cv2"}),
-               attribute=_array_handover, imports=_imports_array_handover),
+               attribute=_array_handover, imports=_imports_array_handover,
+               required_text=array_facts.LAYOUT_HAZARD_TEXT),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)

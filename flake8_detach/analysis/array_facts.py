@@ -54,6 +54,10 @@ CV2_ARRAY_RESULTS = frozenset(
      "copyMakeBorder", "rotate", "medianBlur", "blur", "merge"}
 )
 
+# What a file must say to make such an array (the screen's text test): a slice with a negative
+# step (`a[::-1]`, `a[5:0:-2]`), a flip, a big-endian dtype string, or `newbyteorder`.
+LAYOUT_HAZARD_TEXT = re.compile(r":[^\[\]:\n]*:\s*-|flip|rot90|newbyteorder|[\"']>")
+
 # A dtype string with a byte order that is not this (little-endian) machine's, of an item wider
 # than one byte (`>u1` has no byte order: torch takes it). `!` is not a NumPy type string.
 _NON_NATIVE_TYPESTRING = re.compile(r"^>(?:[fiuc](?:2|4|8|16)|[fd]|[hHiIlLqQeg])$")

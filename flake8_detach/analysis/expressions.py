@@ -50,6 +50,10 @@ def _basic_index(node: cst.BaseExpression) -> bool:
 def _array_view(node: cst.Subscript, base: Value) -> Value | None:
     """`a[:, ::-1]` of an array (or of anything but a tensor or a list): a view with its layout and,
     for a literal negative step, a negative stride. None where the index may copy (`a[idx]`)."""
+    if not base.flags & (Flag.NDARRAY | ARRAY_LAYOUT) and not any(
+        isinstance(element.slice, cst.Slice) and element.slice.step is not None for element in node.slice
+    ):
+        return None  # the common case: no array, no step
     negative = False
     for element in node.slice:
         part = element.slice
