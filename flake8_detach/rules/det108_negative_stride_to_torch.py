@@ -64,7 +64,10 @@ class NegativeStrideToTorch(Rule):
         "native dtype and arithmetic clear the byte order. Values are followed through names, "
         "helpers and the fields of the file's classes. `torch.from_numpy` takes nothing but an "
         "ndarray, so any negative-step slice passed to it counts; the others take lists too, so "
-        "there the value must be known to be an array. A little-endian machine (x86, ARM) is assumed."
+        "there the value must be known to be an array. A little-endian machine (x86, ARM) is assumed. "
+        "On real code (docs/reviews/det108-review.md): no diagnostic on ten repositories, whose 189 "
+        "flips all copy before torch; with those copies taken out of diffusers, 24 of 24 diagnostics "
+        "true and 23 of 23 hazards found."
     )
     why_bad = (
         "A tensor's strides cannot be negative and torch does not convert byte orders, so torch "
