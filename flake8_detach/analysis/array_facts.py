@@ -55,8 +55,11 @@ CV2_ARRAY_RESULTS = frozenset(
 )
 
 # What a file must say to make such an array (the screen's text test): a slice with a negative
-# step (`a[::-1]`, `a[5:0:-2]`), a flip, a big-endian dtype string, or `newbyteorder`.
-LAYOUT_HAZARD_TEXT = re.compile(r":[^\[\]:\n]*:\s*-|flip|rot90|newbyteorder|[\"']>")
+# step (`a[::-1]`, `a[5:0:-2]`), NumPy's flips (`np.flip(`, not a tensor's `.flip(`), a big-endian
+# dtype string, or `newbyteorder`.
+LAYOUT_HAZARD_TEXT = re.compile(
+    r"::\s*-\s*\d|[\[,][^\[\]:,\n]*:[^\[\]:,\n]*:\s*-\s*\d|(?:\b(?:np|numpy)\.|(?<![.\w]))(?:flip(?:lr|ud)?|rot90)\s*\(|newbyteorder|[\"']>[a-zA-Z]"
+)
 
 # A dtype string with a byte order that is not this (little-endian) machine's, of an item wider
 # than one byte (`>u1` has no byte order: torch takes it). `!` is not a NumPy type string.
