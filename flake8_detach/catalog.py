@@ -8,9 +8,11 @@ costs flake8 no libcst import at all. The rule classes find their entry here by 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .analysis import array_facts
 from .analysis import semantics as sem
 from .analysis.semantics import (
     AXES_FACTORIES,
@@ -18,6 +20,9 @@ from .analysis.semantics import (
     NUMPY_CONVERTING,
     NUMPY_REDUCTIONS,
     PLOTTING,
+    SEABORN_PLOTTING,
+    SKLEARN_CONVERTING_METHODS,
+    SKLEARN_METRICS,
 )
 from .screen_context import ScreenContext
 
@@ -41,6 +46,8 @@ class RuleScreen:
     attribute: Callable[[ast.Attribute, ScreenContext], bool] = _any_attribute
     # Whether the file's imports alone make it a candidate (`from numpy import asarray`).
     imports: Callable[[ScreenContext], bool] = _no_import
+    # Text the file must hold for the rule to fire at all (None: no such condition).
+    required_text: re.Pattern[str] | None = None
 
 
 def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
@@ -58,6 +65,8 @@ def _data_of_something_else(node: ast.Attribute, context: ScreenContext) -> bool
 def _converting_attribute(node: ast.Attribute, context: ScreenContext) -> bool:
     if node.attr in PLOTTING or node.attr in AXES_FACTORIES or node.attr == "subplots":
         return context.imports("matplotlib")
+    if node.attr in SKLEARN_CONVERTING_METHODS:  # `clf.fit(X, y)` of a scikit-learn estimator
+        return context.imports("sklearn")
     qualified = context.resolve(node)
     return qualified is not None and sem.converting_kind(qualified) is not None
 
@@ -85,7 +94,19 @@ def _float64_source(node: ast.Attribute, context: ScreenContext) -> bool:
 _CONVERTING_ATTRIBUTES = frozenset(
     {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
     | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
+    | SKLEARN_METRICS | SKLEARN_CONVERTING_METHODS | SEABORN_PLOTTING
 )
+
+
+_HANDOVER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in array_facts.TORCH_FROM_ARRAY)
+
+
+def _array_handover(node: ast.Attribute, context: ScreenContext) -> bool:
+    return context.resolve(node) in array_facts.TORCH_FROM_ARRAY
+
+
+def _imports_array_handover(context: ScreenContext) -> bool:
+    return any(qualified in array_facts.TORCH_FROM_ARRAY for qualified in context.aliases.values())
 
 
 SCREENS: tuple[RuleScreen, ...] = (
@@ -97,12 +118,17 @@ SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen(
         "DET106",
         _CONVERTING_ATTRIBUTES,
-        required_modules=frozenset({"numpy", "matplotlib", "pandas"}),
+        required_modules=frozenset({"numpy", "matplotlib", "pandas", "sklearn", "seaborn"}),
         attribute=_converting_attribute,
         imports=_imports_converting_function,
     ),
     # Only a file that makes a bfloat16, sparse or conjugate tensor can convert one.
     RuleScreen("DET107", _UNSUPPORTED_SOURCES),
+    # An ndarray with a negative stride or a foreign byte order needs NumPy or OpenCV to make it,
+    # and the file itself to make it: a negative step, a flip, a `">f4"` dtype, `newbyteorder`.
+    RuleScreen("DET108", _HANDOVER_NAMES, required_modules=frozenset({"numpy", "cv2"}),
+               attribute=_array_handover, imports=_imports_array_handover,
+               required_text=array_facts.LAYOUT_HAZARD_TEXT),
     RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}

@@ -48,11 +48,13 @@ def _cached(cache: dict[frozenset[str], re.Pattern[str]], key: frozenset[str],
 
 
 def active_rules(source: str, rules: tuple[RuleScreen, ...]) -> tuple[RuleScreen, ...]:
-    """The rules that can apply: one with `required_modules` needs the file to import one."""
+    """The rules that can apply: one with `required_modules` needs the file to import one, and
+    one with `required_text` needs its pattern somewhere in the text."""
     return tuple(
         rule for rule in rules
-        if not rule.required_modules
-        or _cached(_IMPORT_PATTERNS, rule.required_modules, _import_pattern).search(source)
+        if (not rule.required_modules
+            or _cached(_IMPORT_PATTERNS, rule.required_modules, _import_pattern).search(source))
+        and (rule.required_text is None or rule.required_text.search(source))
     )
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
 from .facts import ConvertingCall, DtypeClash
@@ -81,6 +82,10 @@ class CallEvaluator:
                     return self.interp.grad_mode_result(self.interp.call_function(info, node, positional, keywords))
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
                 self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
+            if receiver.has(Flag.SKLEARN_ESTIMATOR) and method in sem.SKLEARN_CONVERTING_METHODS:
+                named = written if isinstance(func.value, (cst.Name, cst.Attribute)) and written else f".{method}"
+                self.facts.converting_calls.append(ConvertingCall(node, named, "convert"))
+                return receiver if method == "fit" else Value(Flag.NDARRAY)  # `fit` returns the estimator
             if method in sem.AXES_FACTORIES and method not in ("axes",):
                 return Value(Flag.AXES)
             result = self._call_method(receiver, method, node, positional, keywords, env)
@@ -186,8 +191,18 @@ class CallEvaluator:
         kind = sem.converting_kind(qualified)
         if kind is not None:
             self.facts.converting_calls.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
+        if qualified in array_facts.TORCH_FROM_ARRAY:
+            kind = "array" if qualified in array_facts.TORCH_ARRAY_ONLY else "data"
+            self.facts.array_handovers.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
         if qualified.startswith("numpy."):
-            return Value(Flag.NDARRAY | self._numpy_dtype(qualified[len("numpy."):], node, positional, keywords))
+            layout = array_facts.numpy_result(last, positional, keywords, _rot90_k(node) if last == "rot90" else None)
+            if layout.has(Flag.NDARRAY) or last == "dtype":  # the dtype lattice's bits beside the layout's
+                return layout.with_flags(add=self._numpy_dtype(qualified[len("numpy."):], node, positional, keywords))
+            return layout
+        if qualified.startswith("cv2.") and last in array_facts.CV2_ARRAY_RESULTS:
+            return Value(Flag.NDARRAY)  # a fresh, contiguous array (`cv2.flip`: the safe mirror)
+        if qualified.startswith("sklearn.") and last[:1].isupper():
+            return Value(Flag.SKLEARN_ESTIMATOR | Flag.NOT_TENSOR)  # `LogisticRegression()`, `KMeans(3)`
         if qualified == "matplotlib.pyplot.subplots":
             return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
         if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
@@ -340,7 +355,12 @@ class CallEvaluator:
                 return receiver.element()
             return EMPTY
         if receiver.has(Flag.NDARRAY) and not receiver.is_tensor_like:
-            return EMPTY if method in ("tolist", "item") else Value(Flag.NDARRAY | _array_method_dtype(receiver, method, positional, keywords))
+            result = array_facts.ndarray_method(receiver, method, positional, keywords)
+            if result.has(Flag.NDARRAY):  # the dtype lattice's bits beside the layout's
+                return result.with_flags(add=_array_method_dtype(receiver, method, positional, keywords))
+            return result
+        if method == "newbyteorder":  # `dt.newbyteorder(">")` (ndarray.newbyteorder is gone in NumPy 2)
+            return array_facts.newbyteorder(_string_argument(node))
         if method in ("detach", "detach_"):
             return receiver.with_flags(add=Flag.TENSOR, remove=GRAD_FLAGS)
         if method == "numpy":
@@ -463,6 +483,27 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _rot90_k(node: cst.Call) -> str | None:
+    """The literal `k` of `np.rot90(a, k)` ("1" when it is left out); None for anything else."""
+    for index, arg in enumerate(node.args):
+        if (arg.keyword is not None and arg.keyword.value == "k") or (arg.keyword is None and index == 1 and not arg.star):
+            value = arg.value
+            if isinstance(value, cst.Integer):
+                return value.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and isinstance(value.expression, cst.Integer):
+                return "-" + value.expression.value
+            return None
+    return "1"
+
+
+def _string_argument(node: cst.Call) -> str | None:
+    """The first argument when it is a plain string literal (`">"`), else None."""
+    if node.args and isinstance(node.args[0].value, cst.SimpleString):
+        text = node.args[0].value.evaluated_value
+        return text if isinstance(text, str) else None
+    return None
 
 
 def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bool:

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property
-from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -30,6 +31,44 @@ def _equality(operator: cst.BaseCompOp) -> bool | None:
     if isinstance(operator, (cst.NotEqual, cst.IsNot)):
         return False
     return None
+
+
+def _literal_int(node: cst.BaseExpression) -> str | None:
+    """`3`, `-1`: the text of an integer literal (a name could hold anything)."""
+    if isinstance(node, cst.Integer):
+        return node.value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return "-" + node.expression.value
+    return None
+
+
+def _basic_index(node: cst.BaseExpression) -> bool:
+    """An index that makes NumPy return a view: an integer, `...` or `None` (not an array or a mask)."""
+    return _literal_int(node) is not None or isinstance(node, cst.Ellipsis) or (
+        isinstance(node, cst.Name) and node.value == "None")
+
+
+def _array_view(node: cst.Subscript, base: Value) -> Value | None:
+    """`a[:, ::-1]` of an array (or of anything but a tensor or a list): a view with its layout and,
+    for a literal negative step, a negative stride. None where the index may copy (`a[idx]`)."""
+    if not base.flags & (Flag.NDARRAY | ARRAY_LAYOUT) and not any(
+        isinstance(element.slice, cst.Slice) and element.slice.step is not None for element in node.slice
+    ):
+        return None  # the common case: no array, no step
+    negative = False
+    for element in node.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            step = _literal_int(part.step) if part.step is not None else None
+            negative = negative or array_facts.is_negative_step(step)
+        elif isinstance(part, cst.Index) and not _basic_index(part.value):
+            return None
+    layout = array_facts.layout_of(base) | (Flag.NEGATIVE_STRIDE if negative else Flag.NONE)
+    if base.has(Flag.NDARRAY):
+        return array_facts.array_with(layout | (base.flags & DTYPES))  # a view keeps the dtype
+    if not layout:
+        return None
+    return base.element().with_flags(add=layout)
 
 
 def _no_evidence(node: cst.BaseExpression, env: Env) -> Value:
@@ -112,6 +151,10 @@ class ExpressionEvaluator:
                 return base.items[index]
         if base.has(Flag.MODULE):
             return Value(Flag.MODULE).with_device_of(base)
+        if not base.is_tensor_like and (base.has(Flag.NDARRAY) or not base.has(Flag.CONTAINER)):
+            view = _array_view(node, base)
+            if view is not None:
+                return view
         return base.element()
 
     def _eval_binary_operation(self, node: cst.BinaryOperation, env: Env) -> Value:
@@ -207,7 +250,11 @@ class ExpressionEvaluator:
             text = node.evaluated_value
         except Exception:  # noqa: BLE001 - odd escapes: not a device string
             return EMPTY
-        return sem.string_device(text) if isinstance(text, str) else EMPTY
+        if not isinstance(text, str):
+            return EMPTY
+        if text[:1] == ">":
+            return array_facts.typestring_value(text)  # `dtype=">f4"`
+        return sem.string_device(text)
 
     def _eval_formatted_string(self, node: cst.FormattedString, env: Env) -> Value:
         for content in node.parts:
@@ -316,6 +363,11 @@ class ExpressionEvaluator:
         return self.attribute_of(base, attr)
 
     def attribute_of(self, base: Value, attr: str) -> Value:
+        if base.flags & (Flag.NDARRAY | ARRAY_LAYOUT) and not base.is_tensor_like:
+            if attr in array_facts.NDARRAY_VIEW_ATTRIBUTES:  # `a[::-1].T`: a view, same layout
+                return base
+            if attr == "dtype":
+                return Value(Flag.NON_NATIVE_DTYPE) if base.has(Flag.NON_NATIVE_ORDER) else EMPTY
         if base.items is not None and attr in ("values", "indices") and len(base.items) == 2:
             return base.items[0 if attr == "values" else 1]
         if base.has(TENSOR_FLOW):

@@ -59,6 +59,9 @@ class Facts:
     # fixes that rewrite a whole statement (DET103's `with torch.no_grad():`) start from here.
     statement_lines: dict[cst.CSTNode, cst.SimpleStatementLine] = field(default_factory=dict)
     converting_calls: list[ConvertingCall] = field(default_factory=list)
+    # `torch.from_numpy(a)`, `torch.tensor(a)`, ...: torch taking an ndarray over (DET108); the
+    # kind is "array" where only an ndarray is accepted, "data" where lists are too.
+    array_handovers: list[ConvertingCall] = field(default_factory=list)
     alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
     dtype_clashes: dict[cst.CSTNode, DtypeClash] = field(default_factory=dict)  # operand -> clash
     # Node -> index of the module statement it is in, for the nodes rules report on (evaluated

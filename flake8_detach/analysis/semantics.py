@@ -156,6 +156,35 @@ AXES_FACTORIES = frozenset({"gca", "subplot", "axes", "add_subplot", "add_axes",
 PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
 
 
+# scikit-learn metrics that call `np.asarray` (through `check_array`/`column_or_1d`) on their
+# arguments: each raised the requires-grad RuntimeError for a tensor that requires grad on
+# scikit-learn 1.9.1 / torch 2.13 (scripts/check_sink_facts.py). `train_test_split` does not
+# convert (it indexes), so it is not here.
+SKLEARN_METRICS = frozenset(
+    """roc_auc_score average_precision_score log_loss brier_score_loss mean_squared_error
+    mean_absolute_error r2_score explained_variance_score precision_recall_curve roc_curve
+    accuracy_score confusion_matrix f1_score precision_score recall_score classification_report
+    balanced_accuracy_score matthews_corrcoef cohen_kappa_score jaccard_score hamming_loss
+    zero_one_loss silhouette_score""".split()
+)
+# Methods of a scikit-learn estimator (an instance of a class under `sklearn.`) that validate
+# their arguments with `check_array`: the same RuntimeError, checked on LogisticRegression,
+# LinearRegression, KMeans, PCA, TSNE and StandardScaler (scikit-learn 1.9.1).
+SKLEARN_CONVERTING_METHODS = frozenset(
+    {"fit", "predict", "predict_proba", "score", "fit_predict", "fit_transform", "transform"}
+)
+# seaborn functions whose data arguments go through `np.asarray` / pandas: the same RuntimeError
+# on seaborn 0.13.2 / pandas 3.1.1 (`regplot` fails on a tensor with an unrelated IndexError).
+SEABORN_PLOTTING = frozenset(
+    """lineplot scatterplot histplot kdeplot barplot boxplot violinplot ecdfplot stripplot displot
+    relplot heatmap clustermap""".split()
+)
+# Not sinks, though they take arrays: `PIL.Image.fromarray` reads `__array_interface__`, which a
+# tensor lacks (AttributeError for every tensor, Pillow 13.0.0), and OpenCV's functions reject any
+# tensor in overload resolution (cv2.error, opencv-python-headless 5.0.0): neither calls
+# `Tensor.__array__`, so neither fails as DET106 says.
+
+
 def converting_kind(qualified: str) -> str | None:
     """'convert' or 'reduce' for a library function that turns a tensor into an ndarray."""
     if qualified.startswith("numpy."):
@@ -168,6 +197,10 @@ def converting_kind(qualified: str) -> str | None:
     if qualified.startswith("matplotlib.pyplot.") and qualified.rsplit(".", 1)[-1] in PLOTTING:
         return "convert"
     if qualified in PANDAS_CONVERTING:
+        return "convert"
+    if qualified.startswith("sklearn.metrics.") and qualified.rsplit(".", 1)[-1] in SKLEARN_METRICS:
+        return "convert"
+    if qualified.startswith("seaborn.") and qualified.rsplit(".", 1)[-1] in SEABORN_PLOTTING:
         return "convert"
     return None
 

@@ -51,6 +51,11 @@ class Flag:
     COMPLEX = 1 << 27
     SPARSE = 1 << 28  # a sparse layout (COO, CSR, ...): `.numpy()` refuses it
     CONJ = 1 << 29  # a conjugate view (`.conj()` of a complex tensor): `.numpy()` refuses it
+    # The array side (issue 23, DET108): see analysis/array_facts.py for what sets and clears them.
+    NEGATIVE_STRIDE = 1 << 30  # an ndarray view with a negative stride (`a[::-1]`, `np.flip(a)`)
+    NON_NATIVE_ORDER = 1 << 31  # an ndarray whose dtype is not in the machine's byte order (`>f4`)
+    NON_NATIVE_DTYPE = 1 << 32  # a dtype (or dtype string) naming a non-native byte order
+    SKLEARN_ESTIMATOR = 1 << 33  # a scikit-learn estimator: its `fit`/`predict` convert their arguments
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -59,6 +64,8 @@ TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
 DTYPES = (Flag.FLOAT16 | Flag.BFLOAT16 | Flag.FLOAT32 | Flag.FLOAT64 | Flag.INTEGER | Flag.BOOL
           | Flag.COMPLEX)
 LAYOUTS = Flag.SPARSE | Flag.CONJ
+# The facts of an ndarray's memory layout that torch refuses to take over (DET108).
+ARRAY_LAYOUT = Flag.NEGATIVE_STRIDE | Flag.NON_NATIVE_ORDER
 # Flags that say a value may require grad (known, or through a parameter of unknown origin).
 GRAD_FLAGS = Flag.GRAD | Flag.UNKNOWN_ARG
 

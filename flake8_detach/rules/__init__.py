@@ -11,6 +11,7 @@ from .det104_numpy_on_device_tensor import NumpyOnDeviceTensor
 from .det105_numpy_alias_write import NumpyAliasWrite
 from .det106_implicit_numpy_conversion import ImplicitNumpyConversion
 from .det107_numpy_on_unsupported_dtype import NumpyOnUnsupportedDtype
+from .det108_negative_stride_to_torch import NegativeStrideToTorch
 from .det109_float64_into_float32_module import Float64IntoFloat32Module
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -21,6 +22,7 @@ ALL_RULES: tuple[Rule, ...] = (
     NumpyAliasWrite(),
     ImplicitNumpyConversion(),
     NumpyOnUnsupportedDtype(),
+    NegativeStrideToTorch(),
     Float64IntoFloat32Module(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -27,6 +27,9 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
   must have the same dtype`, `Input type (double) and bias type (float) should be the same`,
   `Found dtype Double but expected Float`); the fixed version runs. A fixture that reads DEVICE
   claims it on meta too (conv checks dtypes there).
+- DET108: the flagged line raises ValueError (a negative stride, or a byte order torch does not
+  take) on every device, meta included; the fixed version runs and its values equal the reference
+  run's, where torch's array constructors were handed a contiguous native copy.
 - No claim: the fixture runs cleanly.
 Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
 that reason, never passed; only the device-type TypeError is claimed there.
@@ -51,7 +54,8 @@ PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 LINT = "lint"
 # What each code claims at run time. DET106 predicts DET101's or DET104's error (or both), raised
 # inside the library that converts the tensor; its message says which (see claim_kinds).
-CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias"}
+CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias",
+              "DET108": "stride"}
 CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106", "DET107", "DET109"}
 # DET107's message names what `.numpy()` refuses; each is its own kind (and exception).
 DET107_KINDS = (("bf16", "ScalarType BFloat16"), ("sparse", "Sparse layout"), ("conj", "conjugate bit"))
@@ -61,6 +65,7 @@ RAISING_EVERYWHERE = frozenset({"bf16", "sparse", "conj", "mixed"})
 # What torch says, matched loosely so that a rewording within a sentence still matches.
 REQUIRES_GRAD = re.compile(r"requires grad")
 DEVICE_TYPE = re.compile(r"can't convert \S+ device type tensor to numpy")
+ARRAY_LAYOUT = re.compile(r"stride in the given numpy array is negative|byte order different from the native byte order")
 INPLACE_MODIFIED = re.compile(r"modified by an inplace operation")
 UNSUPPORTED_BF16 = re.compile(r"Got unsupported ScalarType BFloat16")
 SPARSE_LAYOUT = re.compile(r"can't convert Sparse\w* layout tensor to numpy")
@@ -111,6 +116,7 @@ RAISES_BY_KIND = {
     "conj": Expectation("RuntimeError", CONJ_BIT, "RuntimeError (conjugate bit set)"),
     "mixed": Expectation("RuntimeError", DTYPE_MISMATCH, "RuntimeError (dtype mismatch)"),
 }
+RAISES_ARRAY_LAYOUT = Expectation("ValueError", ARRAY_LAYOUT, "ValueError (negative stride or byte order)")
 
 
 @dataclass
@@ -240,7 +246,7 @@ def skip_reason(fixture: Fixture, leg: DeviceLeg) -> str | None:
         return f"no runtime check for {', '.join(unknown)} yet"
     if leg.is_stand_in:
         for kinds in fixture.kinds.values():
-            if not kinds & META_SHOWS:
+            if not kinds & (META_SHOWS | {"stride"}):
                 return META_CANNOT_SHOW[min(kinds)]
     return None
 
@@ -250,6 +256,8 @@ def expected_raise(kinds: frozenset[str], leg: DeviceLeg) -> Expectation | None:
         return RAISES_DEVICE_TYPE  # torch checks the device before grad
     if "grad" in kinds:
         return RAISES_REQUIRES_GRAD
+    if "stride" in kinds:
+        return RAISES_ARRAY_LAYOUT  # torch checks the array before any device is involved
     for kind in sorted(kinds & RAISING_EVERYWHERE):
         return RAISES_BY_KIND[kind]
     return None
@@ -268,7 +276,7 @@ def variants_needed(fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | None) ->
     needed = set()
     if fixture.claims and fix is not None and fix.changed:
         needed.add("fixed")
-    if leg.has_data and any(kinds & {"grad", "device"} for kinds in fixture.kinds.values()) and raising_claims(fixture, leg):
+    if leg.has_data and any(kinds & {"grad", "device", "stride"} for kinds in fixture.kinds.values()) and raising_claims(fixture, leg):
         needed.add("reference")
     if leg.has_data and lines_of_kind(fixture, "data"):
         needed.add("write_skipped")
@@ -422,7 +430,9 @@ def _judge_fixed(row: Row, fixture: Fixture, leg: DeviceLeg, fix: FixOutcome | N
                 row.status = FAILED
                 row.fixed = f"FAILED: the reference run (.numpy(force=True)) {reference.describe() if reference else 'was not run'}"
                 return
-            baseline_run, baseline = reference, "the reference (.numpy(force=True))"
+            baseline_run, baseline = reference, (
+                "the reference (torch handed a contiguous copy)" if lines_of_kind(fixture, "stride")
+                else "the reference (.numpy(force=True))")
         else:
             baseline_run, baseline = runs.original, "the original"
         found = mapping_differences(baseline_run.values, fixed.values)

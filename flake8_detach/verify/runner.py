@@ -15,7 +15,8 @@ in order; with ``force_numpy`` it converts as ``.numpy(force=True)`` does, which
 for value comparisons, and returns a copy where the original call would have raised (the tensor
 requires grad while grad is on, or is not on the CPU): `.numpy(force=True)` shares the CPU tensor's
 memory, so without the copy a later write through the array would change the tensor in the
-reference as well and hide a fix that forgot `.copy()`) and ``cpu`` / ``to`` / ``cuda`` (whether the result is the tensor itself
+reference as well and hide a fix that forgot `.copy()`; torch's array constructors are handed a
+C-contiguous copy in native byte order, as DET108's reference) and ``cpu`` / ``to`` / ``cuda`` (whether the result is the tensor itself
 and which ``grad_fn`` it carries: how DET102 is observed).
 """
 
@@ -130,6 +131,11 @@ class Probes:
         tensor_class.numpy = numpy  # type: ignore[method-assign]
         for name in self.MOVES:
             setattr(tensor_class, name, self._move_probe(name, getattr(tensor_class, name)))
+        if self.force_numpy:
+            for name in self.ARRAY_CONSTRUCTORS:
+                setattr(torch, name, _takes_native_copy(getattr(torch, name)))
+
+    ARRAY_CONSTRUCTORS = ("from_numpy", "as_tensor", "asarray", "tensor")
 
     def _move_probe(self, name: str, original: Any) -> Any:
         import torch
@@ -155,6 +161,18 @@ class Probes:
 
         move.__name__ = name
         return move
+
+
+def _takes_native_copy(original: Any) -> Any:
+    """`torch.from_numpy` and the like, handed an ndarray as torch can take it: C-contiguous, native order."""
+    import numpy
+
+    def constructor(data: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(data, numpy.ndarray):
+            data = numpy.ascontiguousarray(data.astype(data.dtype.newbyteorder("="), copy=False))
+        return original(data, *args, **kwargs)
+
+    return constructor
 
 
 def exception_line(error: BaseException, filename: str) -> int | None:
