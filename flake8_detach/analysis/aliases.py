@@ -13,7 +13,7 @@ import libcst as cst
 
 from .facts import AliasWrite
 from .scopes import Alias, Env, FunctionInfo
-from .syntax import all_params
+from .syntax import all_params, surely_a_view
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -39,7 +39,7 @@ def _without_views(expr: cst.BaseExpression, steps: frozenset[str] = _VIEW_METHO
                 and (expr.func.attr.value in steps or _is_reshape_of_fresh_array(expr))):
             expr = expr.func.value
         elif (isinstance(expr, cst.Attribute) and expr.attr.value in _VIEW_ATTRIBUTES) or (
-                isinstance(expr, cst.Subscript) and all(_is_basic_index(element) for element in expr.slice)):
+                isinstance(expr, cst.Subscript) and all(surely_a_view(element) for element in expr.slice)):
             expr = expr.value
         else:
             return expr
@@ -90,19 +90,6 @@ def _attribute_chain(expr: cst.BaseExpression) -> str | None:
 def _within(source: str, chain: str) -> bool:
     """`lin.weight` and `lin.weight.x` are within `lin.weight` (and within `lin`); `lin.weights` is not."""
     return source == chain or source.startswith(chain + ".")
-
-
-def _is_basic_index(element: cst.SubscriptElement) -> bool:
-    """A slice, an integer, `...` or `None`: indexing that gives a view, not a copy."""
-    index = element.slice
-    if isinstance(index, cst.Slice):
-        return True
-    if not isinstance(index, cst.Index):
-        return False
-    value = index.value
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    return isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None")
 
 
 class AliasTracker:

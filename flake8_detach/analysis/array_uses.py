@@ -22,6 +22,7 @@ import libcst as cst
 
 from .facts import Facts
 from .semantics import writes_in_place
+from .syntax import may_be_a_view
 
 READ, WRITTEN, ESCAPES = "read", "written", "escapes"
 _RANK = {READ: 0, ESCAPES: 1, WRITTEN: 2}
@@ -239,7 +240,7 @@ class _Walker:
             return self._written(subscript, subscript.value)
         if isinstance(parent, (cst.Element, cst.StarredElement)) and self._in_store_target(parent):
             return self._written(subscript, subscript.value)
-        if all(_may_be_a_view(element) for element in subscript.slice):
+        if all(may_be_a_view(element) for element in subscript.slice):
             return self.climb(subscript)
         return _READ  # advanced indexing copies
 
@@ -398,26 +399,6 @@ class _Walker:
             if isinstance(parent, cst.NameItem) and self._scope_of(parent) is scope:
                 return True
         return False
-
-
-def _may_be_a_view(element: cst.SubscriptElement) -> bool:
-    """Basic indexing (a slice, an integer, `...`, `None`, or a name that may be an integer) gives a view."""
-    index = element.slice
-    if isinstance(index, cst.Slice):
-        return True
-    if not isinstance(index, cst.Index):
-        return False
-    value = index.value
-    if isinstance(value, cst.UnaryOperation):
-        value = value.expression
-    if isinstance(value, cst.Tuple):
-        return all(_is_scalar_like(e.value) for e in value.elements)
-    return _is_scalar_like(value)
-
-
-def _is_scalar_like(value: cst.BaseExpression) -> bool:
-    return isinstance(value, (cst.Integer, cst.Ellipsis, cst.Name, cst.Attribute, cst.BinaryOperation,
-                              cst.UnaryOperation, cst.Call))
 
 
 def _passes_copy_false(call: cst.Call) -> bool:

@@ -67,3 +67,41 @@ def receiver_name(call: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         return func.value.value
     return None
+
+
+# Basic indexing gives a view of an array or a tensor; advanced indexing copies. The two answers
+# below differ on purpose: a diagnostic needs a sure view, a safe fix must fear a possible one.
+
+def surely_a_view(element: cst.SubscriptElement) -> bool:
+    """A slice, an integer, `...` or `None`: indexing that surely gives a view, not a copy (what a
+    diagnostic may claim: DET105)."""
+    index = element.slice
+    if isinstance(index, cst.Slice):
+        return True
+    if not isinstance(index, cst.Index):
+        return False
+    value = index.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None")
+
+
+def may_be_a_view(element: cst.SubscriptElement) -> bool:
+    """Indexing that may give a view (a slice, an integer, `...`, `None`, or a name that may be an
+    integer): what a fix must assume to stay safe (array_uses)."""
+    index = element.slice
+    if isinstance(index, cst.Slice):
+        return True
+    if not isinstance(index, cst.Index):
+        return False
+    value = index.value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, cst.Tuple):
+        return all(_is_scalar_like(e.value) for e in value.elements)
+    return _is_scalar_like(value)
+
+
+def _is_scalar_like(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.Integer, cst.Ellipsis, cst.Name, cst.Attribute, cst.BinaryOperation,
+                              cst.UnaryOperation, cst.Call))
