@@ -79,6 +79,7 @@ def _imports_converting_function(context: ScreenContext) -> bool:
 # torch (every such path goes through one of these calls) in a file that imports NumPy.
 _FLOAT64_SPELLED = frozenset({"double", "float64", "DoubleTensor"})
 _FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "asarray", "tensor"})
+_FLOAT64_TEXT = re.compile(r"float64|double|DoubleTensor|\bnumpy\b")
 # Where a tensor NumPy refuses comes from (DET107): bfloat16, autocast, sparse layouts, conjugation.
 _UNSUPPORTED_SOURCES = frozenset(
     {"bfloat16", "BFloat16Tensor", "autocast", "conj", "mH", "to_sparse", "to_sparse_coo", "to_sparse_csr",
@@ -129,7 +130,10 @@ SCREENS: tuple[RuleScreen, ...] = (
     RuleScreen("DET108", _HANDOVER_NAMES, required_modules=frozenset({"numpy", "cv2"}),
                attribute=_array_handover, imports=_imports_array_handover,
                required_text=array_facts.LAYOUT_HAZARD_TEXT),
-    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source),
+    # A float64 tensor needs float64 spelled out or NumPy's float64 defaults: `torch.tensor(...)` alone
+    # (in most torch files) must not send a file to libcst where no tree is at hand (`check`).
+    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source,
+               required_text=_FLOAT64_TEXT),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)

@@ -164,3 +164,15 @@ def test_det101_and_det107_fixes_compose_into_code_that_runs() -> None:
     namespace: dict[str, object] = {}
     exec(compile(result.source, "<fixed>", "exec"), namespace)  # noqa: S102 - the fixed fixture must run
     assert str(namespace["first"].dtype) == "float32"  # type: ignore[attr-defined]
+
+
+def test_the_det109_screen_wants_float64_or_numpy_in_the_text() -> None:
+    """`torch.tensor(...)` is in most torch files: alone it must not make a file a DET109 candidate."""
+    from flake8_detach.catalog import SCREENS
+    from flake8_detach.screening import has_candidates
+
+    (screen,) = [screen for screen in SCREENS if screen.code == "DET109"]
+    assert not has_candidates("import torch\nx = torch.tensor([1.0])\n", (screen,))
+    assert has_candidates("import torch\nimport numpy as np\nx = torch.tensor(np.ones(2))\n", (screen,))
+    assert has_candidates("import torch\nx = torch.tensor([1.0], dtype=torch.float64)\n", (screen,))
+    assert has_candidates("import torch\nx = torch.ones(2).double()\n", (screen,))
