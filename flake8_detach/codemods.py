@@ -21,7 +21,7 @@ from .settings import FIX_STYLES
 
 
 class FixDetachHazards(VisitorBasedCodemodCommand):
-    DESCRIPTION: str = "Fix PyTorch tensor-to-NumPy hazards (flake8-detach DET101-DET106)."
+    DESCRIPTION: str = "Fix PyTorch tensor-to-NumPy hazards (flake8-detach DET101-DET109)."
     # Codes (or prefixes) this command fixes; the rule files compute the fixes.
     CODES: ClassVar[tuple[str, ...]] = ("DET",)
 

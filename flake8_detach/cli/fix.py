@@ -37,7 +37,7 @@ def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "fix",
         help=summary,
-        description="Apply the safe fixes of DET101-DET106 (and with --unsafe-fixes the unsafe ones: "
+        description="Apply the safe fixes of DET101-DET109 (and with --unsafe-fixes the unsafe ones: "
         "DET105's copies, some of DET103's) to Python files, notebooks and folders.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
