@@ -13,7 +13,7 @@ import libcst as cst
 
 from .facts import AliasWrite
 from .scopes import Alias, Env, FunctionInfo
-from .syntax import all_params, surely_a_view
+from .syntax import all_params, dotted, surely_a_view
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -73,18 +73,8 @@ def _is_plain_tensor(expr: cst.BaseExpression) -> bool:
         elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
             expr = expr.value
         else:
-            chain = _attribute_chain(expr)
+            chain = dotted(expr, through_calls=False)
             return chain is not None and not _VIEW_ATTRIBUTES.intersection(chain.split("."))
-
-
-def _attribute_chain(expr: cst.BaseExpression) -> str | None:
-    """`lin` or `self.fc.weight` as written: names and attributes only, no calls or indexing."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _attribute_chain(expr.value)
-        return None if base is None else f"{base}.{expr.attr.value}"
-    return None
 
 
 def _within(source: str, chain: str) -> bool:
@@ -117,7 +107,7 @@ class AliasTracker:
             source, kind = _without_views(expr.args[0].value), "from_numpy"
         else:
             return None
-        chain = _attribute_chain(source)
+        chain = dotted(source, through_calls=False)
         if chain is None:
             return None
         outlives = "." in chain and env is not None and self._outlives_scope(chain.split(".", 1)[0], env)
@@ -184,7 +174,7 @@ class AliasTracker:
 
     def forget_attribute(self, target: cst.Attribute, env: Env) -> None:
         """`lin.weight = nn.Parameter(...)` (or `lin.weight.data = ...`): arrays of the old weight no longer alias it."""
-        chain = _attribute_chain(_without_views(target, frozenset()))
+        chain = dotted(_without_views(target, frozenset()), through_calls=False)
         if chain is None or "." not in chain:
             return
         root = chain.split(".", 1)[0]

@@ -13,14 +13,15 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
     return out
 
 
-def dotted(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` as written (a call stands for its function), or None."""
+def dotted(node: cst.BaseExpression, through_calls: bool = True) -> str | None:
+    """`a.b.c` as written, or None. A call stands for its function; with ``through_calls`` False
+    only names and attributes count (`self.fc.weight`, not `make().weight`)."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
+        base = dotted(node.value, through_calls)
         return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Call):
+    if isinstance(node, cst.Call) and through_calls:
         return dotted(node.func)
     return None
 

@@ -90,6 +90,20 @@ def method_call(receiver: cst.BaseExpression, name: str, args: tuple[cst.Arg, ..
     return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(name)), args=args)
 
 
+# Expressions a method call can follow without parentheses (`x.f()`, `[a, b].f()`; not `a + b`).
+_POSTFIX_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict,
+           cst.ListComp, cst.GeneratorExp, cst.SimpleString)
+
+
+def chained(expr: cst.BaseExpression, methods: list[str]) -> cst.BaseExpression:
+    """`expr.m1().m2()...`, parenthesising `expr` where the grammar needs it."""
+    if not isinstance(expr, _POSTFIX_ATOMS) and not expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    for method in methods:
+        expr = method_call(expr, method)
+    return expr
+
+
 def _receiver(call: cst.Call) -> cst.BaseExpression | None:
     return call.func.value if isinstance(call.func, cst.Attribute) else None
 

@@ -8,24 +8,11 @@ from ..analysis.facts import ConvertingCall, Facts
 from ..analysis.semantics import NUMPY_SHARING_CONVERTERS, NUMPY_TENSOR_RESULTS
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
-from ..fixing.rewrites import NO_SHARING, Sharing, conversion_sharing, method_call
+from ..fixing.rewrites import NO_SHARING, Sharing, chained, conversion_sharing
 from .base import Invalid, Rule, call_site_note
 
 # Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
 DATA_KEYWORDS = frozenset({"a", "x", "y", "data", "arr", "ary", "X", "Y", "Z", "values", "C", "s"})
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Tuple, cst.Dict,
-           cst.ListComp, cst.GeneratorExp, cst.SimpleString)
-
-
-def chained(expr: cst.BaseExpression, methods: list[str]) -> cst.BaseExpression:
-    """`expr.m1().m2()...`, parenthesising `expr` where the grammar needs it."""
-    if not isinstance(expr, _ATOMIC) and not expr.lpar:
-        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    for method in methods:
-        expr = method_call(expr, method)
-    return expr
-
-
 def numpy_function(facts: Facts, converting: ConvertingCall) -> str | None:
     """`exp` for `np.exp(...)` (through the module's imports); None for other libraries."""
     qualified = facts.imports.resolve(converting.call.func)

@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.facts import Facts
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
-from ..fixing.rewrites import insert_method_before, method_call
+from ..fixing.rewrites import chained, insert_method_before
 from .base import Invalid, Rule, call_site_note, method_name, method_receiver
 from .det106_implicit_numpy_conversion import DATA_KEYWORDS
 
@@ -20,7 +20,6 @@ REFUSED = (
     (Flag.BFLOAT16, "dtype bfloat16", "TypeError: Got unsupported ScalarType BFloat16", "float"),
 )
 REFUSED_FLAGS = Flag.SPARSE | Flag.CONJ | Flag.BFLOAT16
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
 def refused(value: Value) -> list[tuple[int, str, str, str]]:
@@ -28,15 +27,6 @@ def refused(value: Value) -> list[tuple[int, str, str, str]]:
     if not value.flags & REFUSED_FLAGS or not value.is_tensor_like:
         return []
     return [entry for entry in REFUSED if value.flags & entry[0]]
-
-
-def made_convertible(expr: cst.BaseExpression, calls: list[str]) -> cst.BaseExpression:
-    """`expr.to_dense().float()`: the calls that make a tensor NumPy accepts, after `expr`."""
-    if not isinstance(expr, _ATOMIC) and not expr.lpar:
-        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    for name in calls:
-        expr = method_call(expr, name)
-    return expr
 
 
 class NumpyOnUnsupportedDtype(Rule):
@@ -168,7 +158,7 @@ class NumpyOnUnsupportedDtype(Rule):
         fix = None
         if not is_container:
             calls = [method for *_, method in found]
-            fix = Fix(expr, made_convertible(expr, calls), True, "convert with " + ", ".join(f".{m}()" for m in calls) + " first")
+            fix = Fix(expr, chained(expr, calls), True, "convert with " + ", ".join(f".{m}()" for m in calls) + " first")
         return self.finding(expr, message, fix, related)
 
     @staticmethod

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from ..analysis.dtypes import LAYER_ERRORS
 from ..analysis.facts import DtypeClash, Facts
 from ..diagnostics import Finding, Fix
+from ..fixing.rewrites import chained
 from .base import Invalid, Rule
-from .det107_numpy_on_unsupported_dtype import made_convertible
 
 # A file that changes torch's default dtype makes fresh layers and factories float64: the
 # lattice's float32 defaults do not hold there.
@@ -123,5 +123,5 @@ class Float64IntoFloat32Module(Rule):
                  "matmul": f"multiplied with {clash.other}", "loss": f"in a binary cross-entropy with {clash.other}"}[clash.kind]
         error = LAYER_ERRORS.get(clash.layer or "", _ERRORS[clash.kind])
         message = f"a float64 tensor {where} raises {error}; call .float() on it"
-        fix = Fix(clash.operand, made_convertible(clash.operand, ["float"]), True, "convert the float64 tensor with .float()")
+        fix = Fix(clash.operand, chained(clash.operand, ["float"]), True, "convert the float64 tensor with .float()")
         return self.finding(clash.operand, message, fix)
