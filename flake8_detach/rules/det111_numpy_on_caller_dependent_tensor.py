@@ -32,11 +32,11 @@ class NumpyOnCallerDependentTensor(Rule):
         "that names it or its prefix), and `check`, `fix` and the language server with `--preview`, "
         "`preview = true`, or a `select`/`extend-select` that names it. A site is reported under "
         "exactly one code: where a call in the file passes a value that may require grad, or the "
-        "file shows grad evidence, it is DET101. DET111 is the caller-dependent form of DET101 only "
-        "(the one rule 1 ↦ 11): DET104's device claims need evidence of a device in the file, and "
-        "DET106 needs grad evidence, so neither has a caller-dependent form; a later rule with one "
-        "would get its own code in the same way (DET1n ↦ DET11n), as flake8-bugbear gives each "
-        "opinionated check its own B9xx code rather than one switch for all."
+        "file shows grad evidence, it is DET101. One code per rule with a caller-dependent form "
+        "(DET10n -> DET11n), as flake8-bugbear gives each opinionated check its own B9xx code, "
+        "rather than one switch for all: today only DET101 has one (DET104's device claims and "
+        "DET106's need evidence in the file; DET102's `.cpu().detach()` on such a parameter is "
+        "harmless for a caller that passes no grad tensor)."
     )
     why_bad = (
         "A helper such as `def to_numpy(t): return t.cpu().numpy()` works for the tensors the author "
