@@ -187,3 +187,39 @@ def test_fix_command_leaves_det111_alone_by_default(project: Path, capsys: pytes
     assert "return t.cpu().numpy()\n" in text and "w.detach().numpy()\n" in text
     main(["fix", "--no-cache", "--unsafe-fixes", "--preview", "helpers.py"])
     assert "return t.detach().cpu().numpy()\n" in (project / "helpers.py").read_text()
+
+
+# ------------------------------------------------------------------ the other fronts
+def test_the_results_cache_tells_preview_runs_apart(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for args, expected in ((["helpers.py"], ["DET101"]), (["helpers.py", "--preview"], ["DET111", "DET101"]),
+                           (["helpers.py"], ["DET101"])):
+        main(["check", *args])  # cached: a run with other settings must not reuse the answer
+        out = capsys.readouterr().out
+        assert [line.split(": ", 1)[1].split()[0] for line in out.splitlines() if ": DET" in line] == expected
+
+
+def test_sarif_describes_det111_and_reports_it(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    main(["check", "--no-cache", "--preview", "--format", "sarif", "helpers.py"])
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert "DET111" in [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert [result["ruleId"] for result in run["results"]] == ["DET111", "DET101"]
+
+
+try:  # the language server's end-to-end client, when the lsp and test extras are installed
+    from test_lsp import client, next_publish, open_document  # noqa: F401 - `client` is a fixture
+    HAVE_LSP = True
+except pytest.skip.Exception:
+    HAVE_LSP = False
+
+
+@pytest.mark.skipif(not HAVE_LSP, reason="the language server needs pygls and pytest-lsp")
+@pytest.mark.asyncio
+async def test_language_server_reports_det111_only_with_preview(client, tmp_path: Path) -> None:
+    plain = await next_publish(client, lambda: open_document(client, (tmp_path / "a" / "helpers.py").as_uri(), BOTH))
+    assert [diagnostic.code for diagnostic in plain.diagnostics] == ["DET101"]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "pyproject.toml").write_text("[tool.flake8-detach]\npreview = true\n")
+    preview = await next_publish(client, lambda: open_document(client, (tmp_path / "b" / "helpers.py").as_uri(), BOTH))
+    assert [diagnostic.code for diagnostic in preview.diagnostics] == ["DET111", "DET101"]
