@@ -88,18 +88,21 @@ class NumpyOnGradTensor(Rule):
     def check(self, facts: Facts) -> Iterator[Finding]:
         for site in grad_numpy_sites(facts):
             if not site.caller_dependent:  # that form is DET111's, off by default
-                yield self.finding(site.name, self.message + site.note, site.fix, site.related)
+                yield self.finding(method_name(site.call), self.message + site.note, site.fix(facts), site.related)
 
 
 @dataclass(frozen=True)
 class GradNumpySite:
     """A `.numpy()` on a value that may require grad, and whether only an unseen caller makes it so."""
 
-    name: cst.Name
+    call: cst.Call
     note: str
-    fix: Fix | None
     related: cst.CSTNode | None
     caller_dependent: bool
+
+    def fix(self, facts: Facts) -> Fix | None:
+        """`.detach()` inserted (and `.copy()` where the array is written): built for the reported sites only."""
+        return insert_detach(self.call, conversion_sharing(self.call, facts))
 
 
 def grad_numpy_sites(facts: Facts) -> Iterator[GradNumpySite]:
@@ -113,5 +116,4 @@ def grad_numpy_sites(facts: Facts) -> Iterator[GradNumpySite]:
         note, related = call_site_note(value)
         # Only a parameter nothing in the file passes: no call site, no grad evidence.
         caller_dependent = not note and not value.has(Flag.GRAD)
-        fix = insert_detach(call, conversion_sharing(call, facts))
-        yield GradNumpySite(method_name(call), note, fix, related, caller_dependent)
+        yield GradNumpySite(call, note, related, caller_dependent)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from ..analysis.facts import Facts
 from ..diagnostics import Finding, Fix
 from ..fixing.rewrites import ConversionFix
-from .base import Invalid, Rule
+from .base import Invalid, Rule, method_name
 from .det101_numpy_on_grad_tensor import grad_numpy_sites
 
 # Why DET111's fix is never safe, whatever the array's uses: the file does not show the hazard.
@@ -86,7 +86,7 @@ class NumpyOnCallerDependentTensor(Rule):
     def check(self, facts: Facts) -> Iterator[Finding]:
         for site in grad_numpy_sites(facts):
             if site.caller_dependent:
-                yield self.finding(site.name, fix=unsafe_for_the_caller(site.fix))
+                yield self.finding(method_name(site.call), fix=unsafe_for_the_caller(site.fix(facts)))
 
 
 def unsafe_for_the_caller(fix: Fix | None) -> Fix | None:
