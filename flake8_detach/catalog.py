@@ -134,20 +134,34 @@ SCREENS: tuple[RuleScreen, ...] = (
     # (in most torch files) must not send a file to libcst where no tree is at hand (`check`).
     RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source,
                required_text=_FLOAT64_TEXT),
+    # DET101's caller-dependent form: the same `.numpy()` calls.
+    RuleScreen("DET111", frozenset({"numpy"})),
 )
 SCREENS_BY_CODE: dict[str, RuleScreen] = {screen.code: screen for screen in SCREENS}
 RULE_CODES: tuple[str, ...] = tuple(screen.code for screen in SCREENS)
+# Codes off by default, as flake8-bugbear's opinionated B9xx are: a claim that holds only if a
+# caller outside the file passes a grad tensor. On when a select names them (a prefix counts, as
+# flake8's explicit --select does) or with preview; the plugin registers them as default-ignored.
+OPT_IN_CODES: frozenset[str] = frozenset({"DET111"})
 
 
-def selected_codes(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Codes that start with a selected prefix and with no ignored prefix (flake8 semantics)."""
+def selected_codes(select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                   extend_select: tuple[str, ...] = (), preview: bool = False) -> tuple[str, ...]:
+    """Codes that start with a selected prefix and with no ignored prefix (flake8 semantics).
+
+    An empty ``select`` is the default selection: every code but the opt-in ones (all of them
+    with ``preview``). ``extend_select`` adds to either, and names opt-in codes explicitly.
+    """
     def chosen(code: str) -> bool:
-        if select and not any(code.startswith(prefix) for prefix in select):
+        explicit = any(code.startswith(prefix) for prefix in (*select, *extend_select))
+        by_default = not select and (preview or code not in OPT_IN_CODES)
+        if not (explicit or by_default):
             return False
         return not any(code.startswith(prefix) for prefix in ignore)
 
     return tuple(code for code in RULE_CODES if chosen(code))
 
 
-def selected_screens(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[RuleScreen, ...]:
-    return tuple(SCREENS_BY_CODE[code] for code in selected_codes(select, ignore))
+def selected_screens(select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                     extend_select: tuple[str, ...] = (), preview: bool = False) -> tuple[RuleScreen, ...]:
+    return tuple(SCREENS_BY_CODE[code] for code in selected_codes(select, ignore, extend_select, preview))

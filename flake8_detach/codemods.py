@@ -22,8 +22,9 @@ from .settings import FIX_STYLES
 
 class FixDetachHazards(VisitorBasedCodemodCommand):
     DESCRIPTION: str = "Fix PyTorch tensor-to-NumPy hazards (flake8-detach DET101-DET109)."
-    # Codes (or prefixes) this command fixes; the rule files compute the fixes.
-    CODES: ClassVar[tuple[str, ...]] = ("DET",)
+    # Codes (or prefixes) this command fixes; the rule files compute the fixes. Empty: the default
+    # selection, every rule but the opt-in DET111 (`check`'s and `fix`'s default too).
+    CODES: ClassVar[tuple[str, ...]] = ()
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:

@@ -37,6 +37,7 @@ KEYS: tuple[str, ...] = (
     "fix-style",
     "no-grad-contexts",
     "converting-functions",
+    "preview",
 )
 # flake8's VALID_CODE_PREFIX: codes and prefixes such as DET, DET1, DET101.
 _CODE_PREFIX = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$", re.ASCII)
@@ -46,6 +47,10 @@ _CODE_PREFIX = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$", re.ASCII)
 class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    # Added to select, or to the default selection when select is empty (names opt-in codes).
+    extend_select: tuple[str, ...] = ()
+    # The opt-in codes (DET111) in the default selection too, as ruff's `preview = true`.
+    preview: bool = False
     extend_exclude: tuple[str, ...] = ()
     # Glob (relative to the config's folder, or a file name) -> codes ignored in matching files.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -72,6 +77,8 @@ class Config:
         return Settings(
             select=self.select,
             ignore=ignore,
+            extend_select=self.extend_select,
+            preview=self.preview,
             no_grad_contexts=self.no_grad_contexts,
             converting_functions=self.converting_functions,
             fix_style=self.fix_style,
@@ -101,18 +108,19 @@ class Config:
         extend_ignore: Iterable[str] | None = None,
         extend_exclude: Iterable[str] | None = None,
         fix_style: str | None = None,
+        preview: bool | None = None,
         source: str = "command line",
     ) -> Config:
         """This config with command-line values replacing the file's (validated the same way)."""
         changes: dict[str, Any] = {}
         if select is not None:
             changes["select"] = validate_codes("select", list(select), source)
+            changes["extend_select"] = ()  # the command line's select replaces the config's selection
         if ignore is not None:
             changes["ignore"] = validate_codes("ignore", list(ignore), source)
         if extend_select is not None:
             added = validate_codes("extend-select", list(extend_select), source)
-            current = changes.get("select", self.select)
-            changes["select"] = (*current, *added) if current else ()  # empty select: all already
+            changes["extend_select"] = (*changes.get("extend_select", self.extend_select), *added)
         if extend_ignore is not None:
             added = validate_codes("extend-ignore", list(extend_ignore), source)
             changes["ignore"] = (*changes.get("ignore", self.ignore), *added)
@@ -120,6 +128,8 @@ class Config:
             changes["extend_exclude"] = (*self.extend_exclude, *extend_exclude)
         if fix_style is not None:
             changes["fix_style"] = validate_fix_style("fix-style", fix_style, source)
+        if preview:
+            changes["preview"] = True
         return replace(self, **changes)
 
 
@@ -166,8 +176,8 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
     if "ignore" in table:
         values["ignore"] = validate_codes("ignore", _string_list("ignore", table["ignore"], source), source)
     if "extend-select" in table:
-        added = validate_codes("extend-select", _string_list("extend-select", table["extend-select"], source), source)
-        values["select"] = (*values["select"], *added) if values.get("select") else ()
+        values["extend_select"] = validate_codes(
+            "extend-select", _string_list("extend-select", table["extend-select"], source), source)
     if "extend-ignore" in table:
         added = validate_codes("extend-ignore", _string_list("extend-ignore", table["extend-ignore"], source), source)
         values["ignore"] = (*values.get("ignore", ()), *added)
@@ -177,6 +187,10 @@ def parse_table(table: Mapping[str, object], path: Path | None = None) -> Config
         values["extend_exclude"] = tuple(_string_list("extend-exclude", table["extend-exclude"], source))
     if "fix-style" in table:
         values["fix_style"] = validate_fix_style("fix-style", table["fix-style"], source)
+    if "preview" in table:
+        if not isinstance(table["preview"], bool):
+            raise ConfigError("preview", f"expected true or false, got {_describe(table['preview'])}", source)
+        values["preview"] = table["preview"]
     for key in ("no-grad-contexts", "converting-functions"):
         if key in table:
             names = _string_list(key, table[key], source)

@@ -188,7 +188,7 @@ def analyze_module(
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
     the statements that hold a diagnostic only.
     """
-    rules = selected_rules(settings.select, settings.ignore)
+    rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
         imports = ImportTable.from_module(module)
     except RecursionError as error:

@@ -17,6 +17,7 @@ from typing import Any
 from flake8.exceptions import ExecutionError
 
 from . import __version__
+from .catalog import OPT_IN_CODES
 from .screening import worth_analysing
 from .settings import ConfigError, Settings, validate_dotted_names, validate_fix_style
 
@@ -33,7 +34,9 @@ def _comma_list(value: str | list[str] | None) -> list[str]:
 class DetachPlugin:
     name = "flake8-detach"
     version = __version__
-    settings = Settings()
+    # Every code is computed (DET111 included) and flake8's own selection decides what is shown:
+    # the opt-in codes are default-ignored (add_options), as flake8-bugbear's B9xx are.
+    settings = Settings(preview=True)
 
     def __init__(self, tree: ast.AST, lines: list[str]) -> None:
         self.tree = tree
@@ -41,6 +44,8 @@ class DetachPlugin:
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
+        # Off unless `--select`/`--extend-select` names them (flake8-bugbear's B9xx mechanism).
+        parser.extend_default_ignore(sorted(OPT_IN_CODES))
         parser.add_option(
             "--detach-no-grad-contexts",
             default="",
@@ -81,7 +86,8 @@ class DetachPlugin:
             )
         except ConfigError as error:
             raise ExecutionError(f"flake8-detach: --{error.key}: {error.message}") from error
-        cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting, fix_style=fix_style)
+        cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting, fix_style=fix_style,
+                                preview=True)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         # flake8 has already decoded the file (BOM, coding cookie) into `lines`; reading

@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .catalog import RuleScreen, selected_screens
+from .catalog import RuleScreen, selected_codes, selected_screens
 
 # How fixes spell the conversion: "chain" (.detach().cpu().numpy()) or "force" (.numpy(force=True)).
 FIX_STYLES: tuple[str, ...] = ("chain", "force")
@@ -57,8 +57,12 @@ def validate_fix_style(key: str, value: object, source: str | None = None) -> st
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()  # empty: the default selection (no opt-in code such as DET111)
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # added to select, or to the default selection
+    # Opt-in codes (DET111) in the default selection too: `--preview`, `preview = true`, and the
+    # flake8 plugin, which computes every code and leaves the choice to flake8's own selection.
+    preview: bool = False
     # Dotted names of project context managers/decorators that turn grad off.
     no_grad_contexts: frozenset[str] = frozenset()
     # Dotted names of extra functions that call .numpy() on their argument (DET106).
@@ -67,7 +71,11 @@ class Settings:
     fix_style: str = "chain"
 
     def screens(self) -> tuple[RuleScreen, ...]:
-        return selected_screens(self.select, self.ignore)
+        return selected_screens(self.select, self.ignore, self.extend_select, self.preview)
+
+    def codes(self) -> tuple[str, ...]:
+        """The rule codes these settings run."""
+        return selected_codes(self.select, self.ignore, self.extend_select, self.preview)
 
 
 DEFAULT_SETTINGS = Settings()

@@ -18,10 +18,12 @@ import sys
 from pathlib import Path
 
 from flake8_detach.fixing.fixer import fix_source
+from flake8_detach.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 SNAPSHOT_SUFFIX = ".fixed.py"
+PREVIEW = Settings(preview=True)
 # A trailing `# expect: DET101` / `# expect: DET101,DET104` annotation and the blanks before it.
 _EXPECT = re.compile(r"[ \t]*#[ \t]*expect:[ \t]*DET\d+(?:[ \t]*,[ \t]*DET\d+)*[ \t]*(?=\r?\n|\r|$)", re.MULTILINE)
 
@@ -41,7 +43,7 @@ def strip_expectations(source: str) -> str:
 def expected_snapshot(fixture: Path) -> str | None:
     """The fixed text of ``fixture``, or None when nothing in it can be fixed."""
     source = strip_expectations(fixture.read_text(encoding="utf-8"))
-    result = fix_source(source, unsafe=True)
+    result = fix_source(source, PREVIEW, unsafe=True)  # every rule's fixture, the opt-in ones too
     if result.error is not None:
         raise RuntimeError(f"{fixture}: {result.error}")
     return result.source if result.applied else None

@@ -183,6 +183,7 @@ def fix_kinds_seen(code: str) -> set[str]:
     unsafe one, or none."""
     from flake8_detach.engine import check_source
     from flake8_detach.rules import RULES_BY_CODE
+    from flake8_detach.settings import Settings
 
     rule = RULES_BY_CODE[code]
     sources = [p.read_text(encoding="utf-8") for p in sorted((REPO / "fixtures" / code.lower()).glob("*.py"))
@@ -190,7 +191,7 @@ def fix_kinds_seen(code: str) -> set[str]:
     sources += [example.code for example in rule.INVALID]
     kinds = set()
     for source in sources:
-        for diagnostic in check_source(source):
+        for diagnostic in check_source(source, Settings(preview=True)):  # the opt-in rules too
             if diagnostic.code == code:
                 fix = diagnostic.fix
                 kinds.add("none" if fix is None else "safe" if fix.safe else "unsafe")

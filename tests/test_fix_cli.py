@@ -295,7 +295,8 @@ def test_fix_help_names_every_rule_with_a_fix(capsys):
         main(["fix", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     with_fixes = [rule.code for rule in ALL_RULES if any(example.fixed is not None for example in rule.INVALID)]
-    assert with_fixes == ["DET101", "DET102", "DET103", "DET104", "DET105", "DET106", "DET107", "DET108", "DET109"]
+    assert with_fixes == ["DET101", "DET102", "DET103", "DET104", "DET105", "DET106", "DET107", "DET108", "DET109",
+                          "DET111"]
     assert f"{with_fixes[0]}-{with_fixes[-1]}" in text
 
 

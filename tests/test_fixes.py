@@ -59,11 +59,12 @@ INVALID_WITH_FIX = [
 
 @pytest.mark.parametrize(("code", "example"), INVALID_WITH_FIX)
 def test_rule_invalid_examples_fix_to_their_fixed_text(code, example):
-    result = fix_source(example.code, unsafe=True)
+    preview = Settings(preview=True)  # every rule's examples, the opt-in ones (DET111) too
+    result = fix_source(example.code, preview, unsafe=True)
     assert result.source == example.fixed
     assert code in {d.code for d in result.applied}
-    assert_parses_and_idempotent(result.source, unsafe=True)
-    assert code not in {d.code for d in check_source(result.source)}
+    assert_parses_and_idempotent(result.source, settings=preview, unsafe=True)
+    assert code not in {d.code for d in check_source(result.source, preview)}
 
 
 def test_every_rule_has_a_fixed_example():

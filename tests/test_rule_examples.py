@@ -6,6 +6,10 @@ import pytest
 
 from flake8_detach import check_source
 from flake8_detach.rules import ALL_RULES
+from flake8_detach.settings import Settings
+
+# Every rule's examples, the opt-in ones (DET111) too.
+PREVIEW = Settings(preview=True)
 
 VALID = [(rule.code, index, source) for rule in ALL_RULES for index, source in enumerate(rule.VALID)]
 INVALID = [(rule.code, index, ex.code) for rule in ALL_RULES for index, ex in enumerate(rule.INVALID)]
@@ -13,12 +17,12 @@ INVALID = [(rule.code, index, ex.code) for rule in ALL_RULES for index, ex in en
 
 @pytest.mark.parametrize(("code", "index", "source"), VALID)
 def test_valid_example_is_not_flagged(code: str, index: int, source: str) -> None:
-    assert [d for d in check_source(source) if d.code == code] == []
+    assert [d for d in check_source(source, PREVIEW) if d.code == code] == []
 
 
 @pytest.mark.parametrize(("code", "index", "source"), INVALID)
 def test_invalid_example_is_flagged(code: str, index: int, source: str) -> None:
-    assert [d for d in check_source(source) if d.code == code], source
+    assert [d for d in check_source(source, PREVIEW) if d.code == code], source
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)

@@ -37,8 +37,9 @@ def register(subparsers: Any, summary: str) -> None:
     parser = subparsers.add_parser(
         "fix",
         help=summary,
-        description="Apply the safe fixes of DET101-DET109 (and with --unsafe-fixes the unsafe ones: "
-        "DET105's copies, some of DET103's) to Python files, notebooks and folders.",
+        description="Apply the safe fixes of DET101-DET111 (and with --unsafe-fixes the unsafe ones: "
+        "DET105's copies, some of DET103's, and DET111's, which --preview selects) to Python files, "
+        "notebooks and folders.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                         help="files or folders (recursing into .py files and notebooks); '-' reads stdin; default: .")

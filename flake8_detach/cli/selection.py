@@ -25,6 +25,12 @@ def add_selection_options(parser: Any, verb: str) -> None:
     parser.add_argument("--extend-select", help="comma-separated codes or prefixes added to the selected ones")
     parser.add_argument("--extend-ignore", help="comma-separated codes or prefixes added to the ignored ones")
     parser.add_argument(
+        "--preview",
+        action="store_true",
+        default=None,
+        help="also run the opt-in rules (DET111, caller-dependent claims), as the config's preview = true does",
+    )
+    parser.add_argument(
         "--exclude",
         help="comma-separated glob patterns of files or folders to skip, replacing the default "
         "(.git, .venv, build, dist, __pycache__, ...)",
@@ -81,6 +87,7 @@ def command_line_overrides(args: argparse.Namespace, **extra: Any) -> Callable[[
             extend_select=split_comma_list(args.extend_select) if args.extend_select else None,
             extend_ignore=split_comma_list(args.extend_ignore) if args.extend_ignore else None,
             extend_exclude=split_comma_list(args.extend_exclude) if args.extend_exclude else None,
+            preview=getattr(args, "preview", None),
             **extra,
         )
     return override

@@ -13,6 +13,7 @@ from .det106_implicit_numpy_conversion import ImplicitNumpyConversion
 from .det107_numpy_on_unsupported_dtype import NumpyOnUnsupportedDtype
 from .det108_negative_stride_to_torch import NegativeStrideToTorch
 from .det109_float64_into_float32_module import Float64IntoFloat32Module
+from .det111_numpy_on_caller_dependent_tensor import NumpyOnCallerDependentTensor
 
 ALL_RULES: tuple[Rule, ...] = (
     NumpyOnGradTensor(),
@@ -24,11 +25,13 @@ ALL_RULES: tuple[Rule, ...] = (
     NumpyOnUnsupportedDtype(),
     NegativeStrideToTorch(),
     Float64IntoFloat32Module(),
+    NumpyOnCallerDependentTensor(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 assert tuple(RULES_BY_CODE) == RULE_CODES, "the screen's catalog and the rule registry list the same codes"
 
 
-def selected_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+def selected_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                   extend_select: tuple[str, ...] = (), preview: bool = False) -> tuple[Rule, ...]:
     """Rules whose code starts with a selected prefix and with no ignored prefix (flake8 semantics)."""
-    return tuple(RULES_BY_CODE[code] for code in selected_codes(select, ignore))
+    return tuple(RULES_BY_CODE[code] for code in selected_codes(select, ignore, extend_select, preview))

@@ -49,9 +49,6 @@ class Rule:
         return Finding(self.code, node, f"{self.code} {message or self.message}", fix, related)
 
 
-CALLER_DEPENDENT_NOTE = " (it depends on the caller: this raises if called with a tensor that requires grad while grad is on)"
-
-
 def call_site_note(value: Value) -> tuple[str, cst.CSTNode | None]:
     """For a hazard that reached a helper's parameter: a message suffix naming the passing call."""
     if isinstance(value.via, cst.Call):

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
 
 from ..analysis.facts import Facts
 from ..analysis.values import Flag
-from ..diagnostics import Finding
+from ..diagnostics import Finding, Fix
 from ..fixing.rewrites import conversion_sharing, insert_detach
 from .base import (
-    CALLER_DEPENDENT_NOTE,
     Invalid,
     Rule,
     call_site_note,
@@ -24,10 +26,10 @@ class NumpyOnGradTensor(Rule):
     what_it_does = (
         "Flags `.numpy()` reached without `.detach()` on a value that may require grad: a model or "
         "loss output, a parameter, a `requires_grad=True` tensor, arithmetic on any of these, or a "
-        "helper's parameter of unknown origin. A helper the file calls is judged by what its calls "
-        "pass (joined over the call sites, the message names the call); only one nothing in the "
-        "file calls, or that escapes (a callback, a decorated function, a `*args` call), is "
-        "caller-dependent, and the message says so (so is `model.weight` of such a parameter). A name is a module when the file uses it as "
+        "helper's parameter that a call in the file passes such a value (joined over the call sites, "
+        "the message names the call). A helper nothing in the file calls, or that escapes (a "
+        "callback, a decorated function, a `*args` call), is caller-dependent: that claim is "
+        "DET111's, off by default (so is `model.weight` of such a parameter). A name is a module when the file uses it as "
         "one: `.eval()`, `.parameters()`, `.named_parameters()`, or `.train()` and a call; `t.numpy() "
         "if not t.requires_grad else ...` guards are followed, and so is a branch that returns "
         "(`if t.requires_grad: return t.detach().numpy()`)."
@@ -61,6 +63,8 @@ class NumpyOnGradTensor(Rule):
         "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.numpy()\n",
         "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy(force=True)\n",
         "import tensorflow as tf\nx = tf.Variable(1.0)\nx.numpy()\n",
+        # Caller-dependent: DET111's claim, never this one's.
+        "import torch\ndef to_numpy(t):\n    return t.numpy()\n",
     ]
     INVALID = [
         Invalid(
@@ -71,7 +75,10 @@ class NumpyOnGradTensor(Rule):
             "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.cpu().numpy()\n",
             "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.detach().cpu().numpy()\n",
         ),
-        Invalid("import torch\ndef to_numpy(t):\n    return t.numpy()\n", "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\n"),
+        Invalid(
+            "import torch\ndef to_numpy(t):\n    return t.numpy()\nto_numpy(torch.ones(2, requires_grad=True))\n",
+            "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\nto_numpy(torch.ones(2, requires_grad=True))\n",
+        ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.cpu().numpy()\nw[0, 0] = 100.0\n",
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.detach().cpu().numpy().copy()\nw[0, 0] = 100.0\n",
@@ -79,13 +86,34 @@ class NumpyOnGradTensor(Rule):
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
-        for call in facts.method_calls.get("numpy", ()):
-            if passes_force(call) or not facts.grad_enabled_at(call):
-                continue
-            value = facts.value_of(method_receiver(call))
-            if value.may_require_grad:
-                note, related = call_site_note(value)
-                if not note and not value.has(Flag.GRAD):  # only a parameter nothing in the file passes
-                    note = CALLER_DEPENDENT_NOTE
-                fix = insert_detach(call, conversion_sharing(call, facts))
-                yield self.finding(method_name(call), self.message + note, fix, related)
+        for site in grad_numpy_sites(facts):
+            if not site.caller_dependent:  # that form is DET111's, off by default
+                yield self.finding(method_name(site.call), self.message + site.note, site.fix(facts), site.related)
+
+
+@dataclass(frozen=True)
+class GradNumpySite:
+    """A `.numpy()` on a value that may require grad, and whether only an unseen caller makes it so."""
+
+    call: cst.Call
+    note: str
+    related: cst.CSTNode | None
+    caller_dependent: bool
+
+    def fix(self, facts: Facts) -> Fix | None:
+        """`.detach()` inserted (and `.copy()` where the array is written): built for the reported sites only."""
+        return insert_detach(self.call, conversion_sharing(self.call, facts))
+
+
+def grad_numpy_sites(facts: Facts) -> Iterator[GradNumpySite]:
+    """Every DET101/DET111 site: one analysis, two claims (proven here, or up to the caller)."""
+    for call in facts.method_calls.get("numpy", ()):
+        if passes_force(call) or not facts.grad_enabled_at(call):
+            continue
+        value = facts.value_of(method_receiver(call))
+        if not value.may_require_grad:
+            continue
+        note, related = call_site_note(value)
+        # Only a parameter nothing in the file passes: no call site, no grad evidence.
+        caller_dependent = not note and not value.has(Flag.GRAD)
+        yield GradNumpySite(call, note, related, caller_dependent)

@@ -99,7 +99,8 @@ def code_fingerprint() -> str:
 def settings_key(settings: Settings) -> str:
     """The settings as a canonical string (frozensets sorted: their order varies per process)."""
     return json.dumps([list(settings.select), list(settings.ignore), sorted(settings.no_grad_contexts),
-                       sorted(settings.converting_functions), settings.fix_style])
+                       sorted(settings.converting_functions), settings.fix_style,
+                       list(settings.extend_select), settings.preview])
 
 
 def disk_usage(stat: os.stat_result) -> int:

@@ -55,7 +55,7 @@ LINT = "lint"
 # What each code claims at run time. DET106 predicts DET101's or DET104's error (or both), raised
 # inside the library that converts the tensor; its message says which (see claim_kinds).
 CODE_KINDS = {"DET101": "grad", "DET102": "move", "DET103": "data", "DET104": "device", "DET105": "alias",
-              "DET108": "stride"}
+              "DET108": "stride", "DET111": "grad"}  # DET111: DET101's claim, with the call in the fixture
 CHECKED_CODES = frozenset(CODE_KINDS) | {"DET106", "DET107", "DET109"}
 # DET107's message names what `.numpy()` refuses; each is its own kind (and exception).
 DET107_KINDS = (("bf16", "ScalarType BFloat16"), ("sparse", "Sparse layout"), ("conj", "conjugate bit"))

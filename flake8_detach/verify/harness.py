@@ -96,7 +96,7 @@ def verify(
     """Verify the fixtures under ``paths``; ``timeout`` (seconds) and ``memory_limit`` (MiB, None: none) bound each run."""
     check_timeout(timeout)
     started = time.perf_counter()
-    settings = settings or Settings()
+    settings = settings or Settings(preview=True)  # the fixtures prove every rule, the opt-in ones too
     cuda = probe_cuda()
     legs = plan_devices(devices, cuda)
     fixtures, linted = [], {}
