@@ -71,6 +71,16 @@ def _array_view(node: cst.Subscript, base: Value) -> Value | None:
     return base.element().with_flags(add=layout)
 
 
+def constant_key(node: cst.BaseExpression) -> str | None:
+    """`"loss"`, `3`: a dict key or index the file spells (its text), None for anything computed."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            return repr(node.evaluated_value)
+        except Exception:  # noqa: BLE001 - odd escapes: not a key we can compare
+            return None
+    return _literal_int(node)
+
+
 def _no_evidence(node: cst.BaseExpression, env: Env) -> Value:
     return EMPTY
 
@@ -145,6 +155,11 @@ class ExpressionEvaluator:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
                         self.eval(part, env)
+        if base.objs and index_value is not None and len(node.slice) == 1:
+            key = constant_key(index_value)
+            stored = self.interp.heap.item_of(base.objs, key) if key is not None else None
+            if stored is not None:
+                return stored  # `history["loss"]`: what the file put under that key
         if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
             index = int(index_value.value, 0)
             if -len(base.items) <= index < len(base.items):
@@ -269,10 +284,14 @@ class ExpressionEvaluator:
         return self.eval(node.expression, env)
 
     def _eval_yield(self, node: cst.Yield, env: Env) -> Value:
+        yielded = EMPTY
         if isinstance(node.value, cst.BaseExpression):
-            self.eval(node.value, env)
+            yielded = self.eval(node.value, env)
         elif isinstance(node.value, cst.From):
-            self.eval(node.value.item, env)
+            yielded = self.eval(node.value.item, env).element()
+        function = self.interp.current_function
+        if function is not None:  # iterating a call of this generator gives what it yields
+            self.interp.heap.note_yield(function.node, yielded)
         return EMPTY
 
     def _eval_starred(self, node: cst.StarredElement, env: Env) -> Value:
@@ -284,19 +303,26 @@ class ExpressionEvaluator:
             value = self.eval(element.value, env)
             items.append(value.element() if isinstance(element, cst.StarredElement) else value)
         structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
-        return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+        value = Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+        if isinstance(node, cst.Tuple):
+            return value  # immutable: its items say all
+        return self.interp.heap.allocate(node, value)
 
     def _eval_dict(self, node: cst.Dict, env: Env) -> Value:
         values: list[Value] = []
+        keys: dict[str, Value] = {}
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self.eval(element.key, env)
                 value = self.eval(element.value, env)
                 # `DTYPE_MAP[name]`: which dtype a lookup gives depends on data, not the file.
                 values.append(EMPTY if dt.dtype_named(value) else value)
+                key = constant_key(element.key)
+                if key is not None:
+                    keys[key] = values[-1]
             elif isinstance(element, cst.StarredDictElement):
                 values.append(self.eval(element.value, env).element())
-        return Value(Flag.CONTAINER, elem=merge_all(values))
+        return self.interp.heap.allocate(node, Value(Flag.CONTAINER, elem=merge_all(values)), keys)
 
     def _eval_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
                             env: Env) -> Value:
@@ -307,7 +333,8 @@ class ExpressionEvaluator:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
-        return Value(Flag.CONTAINER, elem=element)
+        value = Value(Flag.CONTAINER, elem=element)
+        return value if isinstance(node, cst.GeneratorExp) else self.interp.heap.allocate(node, value)
 
     def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
         iterable = self.eval(comp.iter, outer)
