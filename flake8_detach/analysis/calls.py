@@ -19,7 +19,7 @@ from .facts import ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
 from .syntax import receiver_name as syntax_receiver_name
-from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all
+from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all, passed_by
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -105,6 +105,8 @@ class CallEvaluator:
     def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
         """A function or method of this file; a generator's call is the iterable of what it yields."""
+        if _bind_rest(info, node, positional, keywords) and info.state == "done":
+            self.interp.pending.append(info)  # analysed already: once more with what came in
         returned = self.interp.call_function(info, node, positional, keywords)
         if self.interp.heap.is_generator(info.node):
             return self.interp.heap.generator_call(info.node)
@@ -536,6 +538,26 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _bind_rest(info: FunctionInfo, call: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> bool:
+    """`f(a, b)` into `def f(*args)`, `f(a=x)` into `def f(**kwargs)`: what lands in the rest
+    parameters, joined into one element (the analysis of `f` binds it; see analyse_function).
+    Returns whether that changed what they may hold."""
+    changed = False
+    params = info.node.params
+    names, keyword_names = info.parameter_names()
+    for star, extra in ((params.star_arg, positional[len(names):]),
+                        (params.star_kwarg, [value for key, value in keywords.items() if key not in keyword_names])):
+        if isinstance(star, cst.Param) and extra:
+            name = star.name.value
+            passed = Value(Flag.CONTAINER, elem=passed_by(merge_all(extra), call))
+            old = info.arg_values.get(name, EMPTY)
+            new = old.merge(passed)
+            if new != old or new.elem != old.elem:
+                info.arg_values[name] = new
+                changed = True
+    return changed
 
 
 # Methods of list, set and dict that put something into the receiver.

@@ -162,7 +162,8 @@ class Interpreter:
             env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
-                env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
+                rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
+                env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
         self.grad_enabled = info.grad_enabled
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
