@@ -119,8 +119,18 @@ class CallEvaluator:
         init = cls.methods.get("__init__")
         if init is not None:
             self.interp.call_function(init, node, positional, keywords)
+        else:
+            self._set_record_fields(cls, positional, keywords)
         kind = self._call_value(callee, positional, keywords, cls.name)
         return Value(kind.flags | Flag.INSTANCE, callee=cls)
+
+    def _set_record_fields(self, cls: ClassInfo, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """`Record(t)` of a dataclass or NamedTuple: its fields hold what the call passes."""
+        fields = self.interp.heap.record_fields.get(cls)
+        if fields is None:
+            return
+        for name, value in [*zip(fields, positional), *((k, v) for k, v in keywords.items() if k in fields)]:
+            cls.attrs[name] = cls.attrs.get(name, EMPTY).merge(value)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
                     name: str | None, node: cst.Call | None = None) -> Value:

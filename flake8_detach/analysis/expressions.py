@@ -384,6 +384,8 @@ class ExpressionEvaluator:
             known = cls.attrs.get(attr)
             if known is not None:
                 return known  # `client.net`: the field the class's methods assigned
+        elif isinstance(base.callee, ClassInfo) and base.callee.attrs.get(attr, EMPTY).objs:
+            return base.callee.attrs[attr]  # `Registry.items`: a container the class body made
         getter = cls.methods.get(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value

@@ -41,6 +41,8 @@ class Heap:
         # Functions that read an object that a later write changed: worth one more analysis.
         self.stale: set[object] = set()
         self.reader: object | None = None  # the function being analysed (set by the walk)
+        # Classes whose constructor sets their annotated fields (dataclasses, NamedTuples): the fields.
+        self.record_fields: dict[object, list[str]] = {}
 
     # ------------------------------------------------------------- allocation
     def allocate(self, site: cst.CSTNode, initial: Value, keys: dict[str, Value] | None = None) -> Value:

@@ -233,6 +233,11 @@ class StatementExecutor:
         self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
+        for name, value in class_env.vars.items():
+            if value.objs and name not in info.attrs:  # `items = []` in the body: shared by every instance
+                info.attrs[name] = value
+        if self._is_record(node):
+            self.interp.heap.record_fields[info] = _annotated_fields(node)
         if is_module:
             kind = Flag.MODULE_CLASS
         elif all(_is_object_base(base.value) for base in node.bases):
@@ -240,6 +245,14 @@ class StatementExecutor:
         else:
             kind = Flag.NONE  # a base the file cannot see into: it may be a module
         env.vars[node.name.value] = Value(kind, callee=info)
+
+    def _is_record(self, node: cst.ClassDef) -> bool:
+        """A `@dataclass` or a `typing.NamedTuple` subclass: its constructor sets its annotated fields."""
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if self.imports.resolve(target) == "dataclasses.dataclass":
+                return True
+        return any(self.imports.resolve(base.value) == "typing.NamedTuple" for base in node.bases)
 
     def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
         small = line.body[0]
@@ -389,6 +402,17 @@ _EXECUTORS: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None
     cst.AugAssign: StatementExecutor._exec_aug_assign,
     cst.Return: StatementExecutor._exec_return,
 }
+
+
+def _annotated_fields(node: cst.ClassDef) -> list[str]:
+    """`t: Tensor` lines of a class body, in order: a dataclass's or NamedTuple's constructor parameters."""
+    fields = []
+    for line in node.body.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields.append(small.target.value)
+    return fields
 
 
 def _is_object_base(base: cst.BaseExpression) -> bool:
