@@ -197,3 +197,11 @@ def test_under_no_grad_the_generator_yields_no_grad_values() -> None:
     source = PRELUDE + "def gen():\n    with torch.no_grad():\n        yield net(x)\n\n\nfor out in gen():\n    out.numpy()\n"
     assert runs_cleanly(source)
     assert flagged_lines(source) == set()
+
+
+def test_a_generator_method_yields_what_its_call_passes() -> None:
+    """Like a return value: a yielded parameter is what the call passes, not of unknown origin."""
+    source = PRELUDE + "class A:\n    def gen(self, t):\n        yield t\n\n\nfor out in A().gen({}):\n    out.numpy()\n"
+    assert runs_cleanly(source.format("torch.ones(2)"))
+    assert flagged_lines(source.format("torch.ones(2)")) == set()
+    assert flagged_lines(source.format("net(x)")) == {16}

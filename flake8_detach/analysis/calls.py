@@ -108,9 +108,15 @@ class CallEvaluator:
         if _bind_rest(info, node, positional, keywords) and info.state == "done":
             self.interp.pending.append(info)  # analysed already: once more with what came in
         returned = self.interp.call_function(info, node, positional, keywords)
-        if self.interp.heap.is_generator(info.node):
-            return self.interp.heap.generator_call(info.node)
-        return returned
+        if not self.interp.heap.is_generator(info.node):
+            return returned
+        generator = self.interp.heap.generator_call(info.node)
+        yielded = generator.element()
+        if not yielded.has(Flag.UNKNOWN_ARG):
+            return generator
+        # Like a return value: what came from the parameters is what this call passed.
+        passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
+        return Value(Flag.CONTAINER, elem=yielded.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed))
 
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
