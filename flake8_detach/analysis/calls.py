@@ -14,7 +14,7 @@ import libcst as cst
 from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
-from .expressions import constant_key
+from .expressions import LambdaBody, constant_key
 from .facts import ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
@@ -154,6 +154,8 @@ class CallEvaluator:
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
             return output
+        if isinstance(callee.callee, LambdaBody):  # `get = lambda: store[0]` ... `get()`
+            return _with_arguments(callee.callee.value, [*positional, *keywords.values()])
         if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
@@ -193,13 +195,24 @@ class CallEvaluator:
                 self.facts.dtype_clashes[expr] = DtypeClash(call, expr, other, kind)
                 return
 
-    @staticmethod
-    def _mapped(function: Value) -> Value:
+    def _mapped(self, function: Value, iterables: list[Value]) -> Value:
         """`map(f, xs)`: what `f` returns (its summary; `f` escapes, so it is analysed for unknown
-        callers, not bound to `xs`); unknown for a function not of this file."""
-        if not function.has(Flag.FUNCTION) or not isinstance(function.callee, FunctionInfo):
+        callers, not bound to `xs`), the elements in place of its parameters; unknown for a
+        function not of this file."""
+        if isinstance(function.callee, LambdaBody):
+            returned = function.callee.value
+        elif function.has(Flag.FUNCTION) and isinstance(function.callee, FunctionInfo):
+            info = function.callee
+            if info.state == "new" and self.interp.depth < MAPPED_ANALYSIS_DEPTH:
+                self.interp.depth += 1  # analysed now, for callers it cannot see, to know what it returns
+                try:
+                    self.interp.analyse_function(info)
+                finally:
+                    self.interp.depth -= 1
+            returned = info.returns
+        else:
             return EMPTY
-        return function.callee.returns
+        return _with_arguments(returned, [xs.element() for xs in iterables])
 
     def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env,
                       node: cst.Call | None = None) -> Value | None:
@@ -215,7 +228,7 @@ class CallEvaluator:
             source = positional[-1] if name == "filter" and positional else first
             return Value(Flag.CONTAINER, elem=source.element())
         if name == "map" and len(positional) >= 2:
-            return Value(Flag.CONTAINER, elem=self._mapped(positional[0]))
+            return Value(Flag.CONTAINER, elem=self._mapped(positional[0], positional[1:]))
         if name == "next":
             return first.element()
         if name == "enumerate":
@@ -556,6 +569,14 @@ class CallEvaluator:
         return self._call_value(receiver, positional, keywords, method)
 
 
+def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
+    """A result computed from parameters of unknown origin, seen where these arguments are passed."""
+    if not returned.has(Flag.UNKNOWN_ARG):
+        return returned
+    passed = merge_all([value.tensor_part() for value in arguments])
+    return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
+
+
 def _bind_rest(info: FunctionInfo, call: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> bool:
     """`f(a, b)` into `def f(*args)`, `f(a=x)` into `def f(**kwargs)`: what lands in the rest
     parameters, joined into one element (the analysis of `f` binds it; see analyse_function).
@@ -576,6 +597,8 @@ def _bind_rest(info: FunctionInfo, call: cst.Call, positional: list[Value], keyw
     return changed
 
 
+# How deep `map(f, xs)` analyses an `f` not analysed yet (interpreter.MAX_CALL_DEPTH).
+MAPPED_ANALYSIS_DEPTH = 8
 # Methods of list, set and dict that put something into the receiver.
 CONTAINER_WRITES = frozenset({"append", "add", "insert", "extend", "update", "setdefault"})
 

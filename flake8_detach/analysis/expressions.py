@@ -8,6 +8,7 @@ over every time the walk meets it), with whether grad mode was off there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,14 @@ def _array_view(node: cst.Subscript, base: Value) -> Value | None:
     if not layout:
         return None
     return base.element().with_flags(add=layout)
+
+
+@dataclass(frozen=True)
+class LambdaBody:
+    """What a lambda returns, evaluated where it is defined (its parameters of unknown origin):
+    a call of it gives this, with what the call passes in place of the parameters."""
+
+    value: Value
 
 
 def constant_key(node: cst.BaseExpression) -> str | None:
@@ -257,8 +266,8 @@ class ExpressionEvaluator:
             if param.default is not None:
                 self.eval(param.default, env)
             inner.vars[param.name.value] = self.interp.param_value(param)
-        self.eval(node.body, inner)
-        return EMPTY
+        body = self.eval(node.body, inner)
+        return Value(callee=LambdaBody(body)) if body.flags or body.objs or body.elem is not None else EMPTY
 
     def _eval_string(self, node: cst.SimpleString, env: Env) -> Value:
         try:
