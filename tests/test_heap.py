@@ -205,3 +205,52 @@ def test_a_generator_method_yields_what_its_call_passes() -> None:
     assert runs_cleanly(source.format("torch.ones(2)"))
     assert flagged_lines(source.format("torch.ones(2)")) == set()
     assert flagged_lines(source.format("net(x)")) == {16}
+
+
+# The function forms of views (analysis/aliases.py): a write through the result changes the
+# array the tensor came from. Each is run too, so the claim that the storage is shared is checked.
+TORCH_VIEW_CALLS = [
+    "torch.permute(torch.from_numpy(a), (1, 0))", "torch.transpose(torch.from_numpy(a), 0, 1)",
+    "torch.swapaxes(torch.from_numpy(a), 0, 1)", "torch.swapdims(torch.from_numpy(a), 0, 1)",
+    "torch.movedim(torch.from_numpy(a), 0, 1)", "torch.moveaxis(torch.from_numpy(a), 0, 1)",
+    "torch.squeeze(torch.from_numpy(a))", "torch.unsqueeze(torch.from_numpy(a), 0)",
+    "torch.narrow(torch.from_numpy(a), 0, 0, 1)", "torch.as_strided(torch.from_numpy(a), (2,), (1,))",
+    "torch.select(torch.from_numpy(a), 0, 0)", "torch.diagonal(torch.from_numpy(a))",
+    "torch.t(torch.from_numpy(a))", "torch.detach(torch.from_numpy(a))",
+    "torch.reshape(torch.from_numpy(a), (-1,))", "torch.flatten(torch.from_numpy(a))",
+]
+NUMPY_VIEW_CALLS = [
+    "np.transpose(t.numpy())", "np.squeeze(t.numpy())", "np.expand_dims(t.numpy(), 0)",
+    "np.moveaxis(t.numpy(), 0, 1)", "np.swapaxes(t.numpy(), 0, 1)", "np.reshape(t.numpy(), (-1,))",
+    "np.ravel(t.numpy())",
+]
+# Copies that look alike: `reshape`/`flatten` of a permuted tensor (checked on torch 2.13).
+COPYING_CALLS = [
+    "torch.reshape(torch.permute(torch.from_numpy(a), (1, 0)), (-1,))",
+    "torch.flatten(torch.transpose(torch.from_numpy(a), 0, 1))",
+    "np.reshape(np.transpose(t.numpy()), (-1,))",
+]
+VIEW_PRELUDE = "import numpy as np\nimport torch\n\na = np.ones((2, 3))\nt = torch.ones(2, 3)\n"
+
+
+def _view_program(call: str) -> str:
+    return VIEW_PRELUDE + f"view = {call}\nview += 1\nprint(a, t)\n"
+
+
+def _shares(call: str) -> bool:
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(_view_program(call), "<view>", "exec"), namespace)  # noqa: S102
+    a, t = namespace["a"], namespace["t"]
+    return bool((a != 1).any()) or bool((t != 1).any())  # type: ignore[operator, union-attr]
+
+
+@pytest.mark.parametrize("call", TORCH_VIEW_CALLS + NUMPY_VIEW_CALLS)
+def test_a_write_through_the_function_form_of_a_view_is_flagged(call: str) -> None:
+    assert _shares(call)
+    assert {(d.line, d.code) for d in check_source(_view_program(call))} == {(7, "DET105")}
+
+
+@pytest.mark.parametrize("call", COPYING_CALLS)
+def test_a_copying_look_alike_is_not(call: str) -> None:
+    assert not _shares(call)
+    assert check_source(_view_program(call)) == []
