@@ -149,13 +149,13 @@ class Heap:
     # ---------------------------------------------------------- installation
     def install(self) -> object:
         """Make `Value.element()` read this heap; returns what to give back to `uninstall`."""
-        previous = values.heap_reader
-        values.heap_reader = self.elements_of
+        previous = getattr(values.WALK, "heap_reader", None)
+        values.WALK.heap_reader = self.elements_of
         return previous
 
     @staticmethod
     def uninstall(previous: object) -> None:
-        values.heap_reader = previous  # type: ignore[assignment]
+        values.WALK.heap_reader = previous
 
 
 class _YieldFinder(cst.CSTVisitor):

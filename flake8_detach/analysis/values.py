@@ -7,7 +7,8 @@ positive evidence (a flag that is set), never on the absence of one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -177,8 +178,9 @@ class Value:
     def element(self) -> Value:
         """The value of one element when this value is iterated or indexed (with what the heap's
         objects it may be hold, while a walk has a heap installed)."""
-        if self.objs and heap_reader is not None:
-            stored = heap_reader(self.objs)
+        reader = getattr(WALK, "heap_reader", None) if self.objs else None
+        if reader is not None:
+            stored = reader(self.objs)
             return stored if self.elem is None and not self.items else self._own_element().merge(stored)
         return self._own_element()
 
@@ -231,8 +233,9 @@ def _merge_optional(a: Value | None, b: Value | None) -> Value | None:
 
 
 EMPTY = Value()
-# Set by analysis/heap.py while a walk runs: what the objects of a value may hold.
-heap_reader: Callable[[frozenset[int]], Value] | None = None
+# Per thread (the language server analyses buffers in worker threads): `heap_reader`, set by
+# analysis/heap.py while a walk runs, says what the objects of a value may hold.
+WALK = threading.local()
 
 
 def merge_all(values: Iterable[Value]) -> Value:
