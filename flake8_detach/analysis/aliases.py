@@ -7,6 +7,7 @@ recorded as pending until the other name is read again; then it is a fact for th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -30,12 +31,29 @@ _VIEW_ATTRIBUTES = frozenset({"T", "mT", "data"})
 # counts as a view only right on the fresh result of `.numpy()` / `torch.from_numpy(...)` of a
 # source taken without views (contiguous; checked on torch 2.13 / NumPy 2.4: `w.T.reshape(-1)` copies).
 _RESHAPE = "reshape"
+# The function forms of views: the result shares the storage of the first argument (checked on
+# torch 2.13.0 / NumPy 2.4.6 with `untyped_storage().data_ptr()` / `np.shares_memory`, on a
+# tensor made by `torch.from_numpy` of a float32 array of shape (2, 4, 4, 3)).
+_VIEW_FUNCTIONS = frozenset({
+    "torch.permute", "torch.transpose", "torch.swapaxes", "torch.swapdims", "torch.movedim",
+    "torch.moveaxis", "torch.squeeze", "torch.unsqueeze", "torch.narrow", "torch.as_strided",
+    "torch.select", "torch.diagonal", "torch.t", "torch.detach",
+    "numpy.transpose", "numpy.squeeze", "numpy.expand_dims", "numpy.moveaxis", "numpy.swapaxes",
+})
+# A view only when the strides allow it (`torch.reshape(torch.permute(t, ...), (-1,))` copies):
+# counted only right on the fresh result of `.numpy()` / `torch.from_numpy(...)`, like `.reshape`.
+_CONTIGUOUS_VIEW_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "numpy.reshape", "numpy.ravel"})
 
 
-def _without_views(expr: cst.BaseExpression, steps: frozenset[str] = _VIEW_METHODS) -> cst.BaseExpression:
-    """The expression a chain of views starts from: `from_numpy(a)` in `from_numpy(a).permute(...)[0]`."""
+def _without_views(expr: cst.BaseExpression, steps: frozenset[str] = _VIEW_METHODS,
+                   resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> cst.BaseExpression:
+    """The expression a chain of views starts from: `from_numpy(a)` in `from_numpy(a).permute(...)[0]`
+    (and in `torch.permute(from_numpy(a), ...)`, where `resolve` names the library function)."""
     while True:
-        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+        viewed = _function_view_argument(expr, resolve) if resolve is not None else None
+        if viewed is not None:
+            expr = viewed
+        elif (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
                 and (expr.func.attr.value in steps or _is_reshape_of_fresh_array(expr))):
             expr = expr.func.value
         elif (isinstance(expr, cst.Attribute) and expr.attr.value in _VIEW_ATTRIBUTES) or (
@@ -43,6 +61,29 @@ def _without_views(expr: cst.BaseExpression, steps: frozenset[str] = _VIEW_METHO
             expr = expr.value
         else:
             return expr
+
+
+def _function_view_argument(expr: cst.BaseExpression,
+                            resolve: Callable[[cst.BaseExpression], str | None]) -> cst.BaseExpression | None:
+    """`torch.permute(x, ...)`, `np.transpose(x)`: `x`, whose storage the result shares; else None."""
+    if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None or expr.args[0].star:
+        return None
+    qualified = resolve(expr.func)
+    first = expr.args[0].value
+    if qualified in _VIEW_FUNCTIONS:
+        return first
+    if qualified in _CONTIGUOUS_VIEW_FUNCTIONS and _is_fresh_alias(first, resolve):
+        return first
+    return None
+
+
+def _is_fresh_alias(expr: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """`t.numpy()` or `torch.from_numpy(a)` of a tensor or array taken without views (contiguous)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
+        return _is_plain_tensor(expr.func.value)
+    return resolve(expr.func) == "torch.from_numpy" and bool(expr.args) and _is_plain_tensor(expr.args[0].value)
 
 
 def _is_reshape_of_fresh_array(call: cst.Call) -> bool:
@@ -95,16 +136,17 @@ class AliasTracker:
         fresh result), and so does a call of a helper of this module that returns such an alias
         of its parameter (`to_torch(images)` with `def to_torch(a): return torch.from_numpy(a)`).
         """
-        expr = _without_views(expr)
+        resolve = self.interpreter.imports.resolve
+        expr = _without_views(expr, resolve=resolve)
         if not isinstance(expr, cst.Call):
             return None
         if env is not None and isinstance(expr.func, cst.Name):
             return self._helper_alias(expr, env)
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
-            source, kind = _without_views(expr.func.value, _VIEW_METHODS | _SHARING_STEPS), "numpy"
+            source, kind = _without_views(expr.func.value, _VIEW_METHODS | _SHARING_STEPS, resolve), "numpy"
         elif (self.interpreter.imports.resolve(expr.func) == "torch.from_numpy" and expr.args
                 and expr.args[0].keyword is None and not expr.args[0].star):
-            source, kind = _without_views(expr.args[0].value), "from_numpy"
+            source, kind = _without_views(expr.args[0].value, resolve=resolve), "from_numpy"
         else:
             return None
         chain = dotted(source, through_calls=False)

@@ -14,11 +14,12 @@ import libcst as cst
 from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
+from .expressions import LambdaBody, constant_key
 from .facts import ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
 from .syntax import receiver_name as syntax_receiver_name
-from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all
+from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all, passed_by
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -71,7 +72,7 @@ class CallEvaluator:
                 if func.value.value == env.self_name and env.cls is not None:
                     info = env.cls.methods.get(method)
                     if info is not None:
-                        return self.interp.grad_mode_result(self.interp.call_function(info, node, positional, keywords))
+                        return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
                     known = env.cls.attrs.get(method)
                     if known is not None:
                         known = _submodule_by_use(env.cls, method, known, positional)
@@ -79,7 +80,7 @@ class CallEvaluator:
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
                 if info is not None:
-                    return self.interp.grad_mode_result(self.interp.call_function(info, node, positional, keywords))
+                    return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
                 self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
             if receiver.has(Flag.SKLEARN_ESTIMATOR) and method in sem.SKLEARN_CONVERTING_METHODS:
@@ -92,14 +93,30 @@ class CallEvaluator:
             return self.interp.grad_mode_result(result)
         callee = self.interp.eval(func, env)
         if callee.has(Flag.FUNCTION) and isinstance(callee.callee, FunctionInfo):
-            return self.interp.grad_mode_result(self.interp.call_function(callee.callee, node, positional, keywords))
+            return self.interp.grad_mode_result(self._call_defined(callee.callee, node, positional, keywords))
         if isinstance(callee.callee, ClassInfo) and not callee.has(Flag.INSTANCE):  # the class, not an instance
             return self._instantiate(callee, callee.callee, node, positional, keywords)
         if isinstance(func, cst.Name):
-            builtin = self._call_builtin(func.value, callee, positional, env)
+            builtin = self._call_builtin(func.value, callee, positional, env, node)
             if builtin is not None:
                 return builtin
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
+
+    def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
+                      keywords: dict[str, Value]) -> Value:
+        """A function or method of this file; a generator's call is the iterable of what it yields."""
+        if _bind_rest(info, node, positional, keywords) and info.state == "done":
+            self.interp.pending.append(info)  # analysed already: once more with what came in
+        returned = self.interp.call_function(info, node, positional, keywords)
+        if not self.interp.heap.is_generator(info.node):
+            return returned
+        generator = self.interp.heap.generator_call(info.node)
+        yielded = generator.element()
+        if not yielded.has(Flag.UNKNOWN_ARG):
+            return generator
+        # Like a return value: what came from the parameters is what this call passed.
+        passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
+        return Value(Flag.CONTAINER, elem=yielded.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed))
 
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
@@ -108,8 +125,18 @@ class CallEvaluator:
         init = cls.methods.get("__init__")
         if init is not None:
             self.interp.call_function(init, node, positional, keywords)
+        else:
+            self._set_record_fields(cls, positional, keywords)
         kind = self._call_value(callee, positional, keywords, cls.name)
         return Value(kind.flags | Flag.INSTANCE, callee=cls)
+
+    def _set_record_fields(self, cls: ClassInfo, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """`Record(t)` of a dataclass or NamedTuple: its fields hold what the call passes."""
+        fields = self.interp.heap.record_fields.get(cls)
+        if fields is None:
+            return
+        for name, value in [*zip(fields, positional), *((k, v) for k, v in keywords.items() if k in fields)]:
+            cls.attrs[name] = cls.attrs.get(name, EMPTY).merge(value)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
                     name: str | None, node: cst.Call | None = None) -> Value:
@@ -127,6 +154,8 @@ class CallEvaluator:
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
             return output
+        if isinstance(callee.callee, LambdaBody):  # `get = lambda: store[0]` ... `get()`
+            return _with_arguments(callee.callee.value, [*positional, *keywords.values()])
         if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
@@ -166,14 +195,40 @@ class CallEvaluator:
                 self.facts.dtype_clashes[expr] = DtypeClash(call, expr, other, kind)
                 return
 
-    def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env) -> Value | None:
+    def _mapped(self, function: Value, iterables: list[Value]) -> Value:
+        """`map(f, xs)`: what `f` returns (its summary; `f` escapes, so it is analysed for unknown
+        callers, not bound to `xs`), the elements in place of its parameters; unknown for a
+        function not of this file."""
+        if isinstance(function.callee, LambdaBody):
+            returned = function.callee.value
+        elif function.has(Flag.FUNCTION) and isinstance(function.callee, FunctionInfo):
+            info = function.callee
+            if info.state == "new" and self.interp.depth < MAPPED_ANALYSIS_DEPTH:
+                self.interp.depth += 1  # analysed now, for callers it cannot see, to know what it returns
+                try:
+                    self.interp.analyse_function(info)
+                finally:
+                    self.interp.depth -= 1
+            returned = info.returns
+        else:
+            return EMPTY
+        return _with_arguments(returned, [xs.element() for xs in iterables])
+
+    def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env,
+                      node: cst.Call | None = None) -> Value | None:
         if env.lookup(name) is not None:
             return None
         first = positional[0] if positional else EMPTY
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "range"):
             return EMPTY
-        if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset"):
-            return Value(Flag.CONTAINER, elem=first.element())
+        if name in ("list", "set", "dict") and node is not None:  # a fresh container: later writes count
+            copied = Value(Flag.CONTAINER, elem=first.element() if positional else None)
+            return self.interp.heap.allocate(node, copied, {} if name == "dict" else None)
+        if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset", "filter"):
+            source = positional[-1] if name == "filter" and positional else first
+            return Value(Flag.CONTAINER, elem=source.element())
+        if name == "map" and len(positional) >= 2:
+            return Value(Flag.CONTAINER, elem=self._mapped(positional[0], positional[1:]))
         if name == "next":
             return first.element()
         if name == "enumerate":
@@ -207,6 +262,8 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
         if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
             return Value(Flag.AXES)
+        if qualified == "itertools.chain":  # the elements of every iterable passed, in turn
+            return Value(Flag.CONTAINER, elem=merge_all([value.element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
             return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR, origin="batch"))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
@@ -342,6 +399,10 @@ class CallEvaluator:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
         if receiver.has(Flag.MODULE):
             return self._module_method(receiver, method, positional, keywords, receiver_name, env)
+        if receiver.objs and not receiver.is_tensor_like and method in CONTAINER_WRITES:
+            stored = self._write_container(receiver, method, node, positional, keywords)
+            if stored is not None:
+                return stored
         if method in ("append", "add", "insert", "extend") and receiver_name is not None:
             added = positional[-1] if positional else EMPTY
             self.interp.statements.add_element(receiver_name, added.element() if method == "extend" else added, env)
@@ -352,7 +413,9 @@ class CallEvaluator:
             if method == "items":
                 return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, receiver.element())))
             if method in ("pop", "get", "popitem", "setdefault"):
-                return receiver.element()
+                key = _constant_first_key(node)
+                stored = self.interp.heap.item_of(receiver.objs, key) if receiver.objs and key else None
+                return stored if stored is not None else receiver.element()
             return EMPTY
         if receiver.has(Flag.NDARRAY) and not receiver.is_tensor_like:
             result = array_facts.ndarray_method(receiver, method, positional, keywords)
@@ -402,6 +465,27 @@ class CallEvaluator:
                 result = result.merge(value.tensor_part())
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
             self._method_dtype(receiver, method, node, positional, keywords))
+
+    def _write_container(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
+                         keywords: dict[str, Value]) -> Value | None:
+        """`xs.append(v)`, `d.update(...)`, `d.setdefault("loss", [])`: a write into the receiver's
+        heap objects. Returns the call's value where it is known here (`setdefault`'s), else None."""
+        heap = self.interp.heap
+        if method in ("append", "add", "insert"):
+            heap.add_element(receiver.objs, positional[-1] if positional else EMPTY)
+        elif method == "extend":
+            heap.add_element(receiver.objs, positional[0].element() if positional else EMPTY)
+        elif method == "update":
+            for value in positional:
+                heap.store_item(receiver.objs, None, value.element())
+            for value in keywords.values():
+                heap.store_item(receiver.objs, None, value)
+        elif method == "setdefault" and len(positional) == 2:
+            key = _constant_first_key(node)
+            heap.store_item(receiver.objs, key, positional[1])
+            stored = heap.item_of(receiver.objs, key) if key is not None else None
+            return stored if stored is not None else receiver.element()
+        return None
 
     def _method_layout(self, receiver: Value, method: str) -> int:
         """The layout bits a tensor method's result keeps or gets (`.to_sparse()`, `.conj()`)."""
@@ -483,6 +567,46 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
+    """A result computed from parameters of unknown origin, seen where these arguments are passed."""
+    if not returned.has(Flag.UNKNOWN_ARG):
+        return returned
+    passed = merge_all([value.tensor_part() for value in arguments])
+    return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
+
+
+def _bind_rest(info: FunctionInfo, call: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> bool:
+    """`f(a, b)` into `def f(*args)`, `f(a=x)` into `def f(**kwargs)`: what lands in the rest
+    parameters, joined into one element (the analysis of `f` binds it; see analyse_function).
+    Returns whether that changed what they may hold."""
+    changed = False
+    params = info.node.params
+    names, keyword_names = info.parameter_names()
+    for star, extra in ((params.star_arg, positional[len(names):]),
+                        (params.star_kwarg, [value for key, value in keywords.items() if key not in keyword_names])):
+        if isinstance(star, cst.Param) and extra:
+            name = star.name.value
+            passed = Value(Flag.CONTAINER, elem=passed_by(merge_all(extra), call))
+            old = info.arg_values.get(name, EMPTY)
+            new = old.merge(passed)
+            if new != old or new.elem != old.elem:
+                info.arg_values[name] = new
+                changed = True
+    return changed
+
+
+# How deep `map(f, xs)` analyses an `f` not analysed yet (interpreter.MAX_CALL_DEPTH).
+MAPPED_ANALYSIS_DEPTH = 8
+# Methods of list, set and dict that put something into the receiver.
+CONTAINER_WRITES = frozenset({"append", "add", "insert", "extend", "update", "setdefault"})
+
+
+def _constant_first_key(node: cst.Call) -> str | None:
+    """`d.get("loss")`: the first argument when the file spells it."""
+    first = node.args[0] if node.args else None
+    return constant_key(first.value) if first is not None and first.keyword is None else None
 
 
 def _rot90_k(node: cst.Call) -> str | None:

@@ -8,6 +8,7 @@ over every time the walk meets it), with whether grad mode was off there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,24 @@ def _array_view(node: cst.Subscript, base: Value) -> Value | None:
     if not layout:
         return None
     return base.element().with_flags(add=layout)
+
+
+@dataclass(frozen=True)
+class LambdaBody:
+    """What a lambda returns, evaluated where it is defined (its parameters of unknown origin):
+    a call of it gives this, with what the call passes in place of the parameters."""
+
+    value: Value
+
+
+def constant_key(node: cst.BaseExpression) -> str | None:
+    """`"loss"`, `3`: a dict key or index the file spells (its text), None for anything computed."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            return repr(node.evaluated_value)
+        except Exception:  # noqa: BLE001 - odd escapes: not a key we can compare
+            return None
+    return _literal_int(node)
 
 
 def _no_evidence(node: cst.BaseExpression, env: Env) -> Value:
@@ -145,6 +164,11 @@ class ExpressionEvaluator:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
                         self.eval(part, env)
+        if base.objs and index_value is not None and len(node.slice) == 1:
+            key = constant_key(index_value)
+            stored = self.interp.heap.item_of(base.objs, key) if key is not None else None
+            if stored is not None:
+                return stored  # `history["loss"]`: what the file put under that key
         if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
             index = int(index_value.value, 0)
             if -len(base.items) <= index < len(base.items):
@@ -242,8 +266,8 @@ class ExpressionEvaluator:
             if param.default is not None:
                 self.eval(param.default, env)
             inner.vars[param.name.value] = self.interp.param_value(param)
-        self.eval(node.body, inner)
-        return EMPTY
+        body = self.eval(node.body, inner)
+        return Value(callee=LambdaBody(body)) if body.flags or body.objs or body.elem is not None else EMPTY
 
     def _eval_string(self, node: cst.SimpleString, env: Env) -> Value:
         try:
@@ -269,10 +293,14 @@ class ExpressionEvaluator:
         return self.eval(node.expression, env)
 
     def _eval_yield(self, node: cst.Yield, env: Env) -> Value:
+        yielded = EMPTY
         if isinstance(node.value, cst.BaseExpression):
-            self.eval(node.value, env)
+            yielded = self.eval(node.value, env)
         elif isinstance(node.value, cst.From):
-            self.eval(node.value.item, env)
+            yielded = self.eval(node.value.item, env).element()
+        function = self.interp.current_function
+        if function is not None:  # iterating a call of this generator gives what it yields
+            self.interp.heap.note_yield(function.node, yielded)
         return EMPTY
 
     def _eval_starred(self, node: cst.StarredElement, env: Env) -> Value:
@@ -284,19 +312,26 @@ class ExpressionEvaluator:
             value = self.eval(element.value, env)
             items.append(value.element() if isinstance(element, cst.StarredElement) else value)
         structured = not any(isinstance(e, cst.StarredElement) for e in node.elements)
-        return Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+        value = Value(Flag.CONTAINER, items=tuple(items) if structured else None, elem=merge_all(items))
+        if isinstance(node, cst.Tuple):
+            return value  # immutable: its items say all
+        return self.interp.heap.allocate(node, value)
 
     def _eval_dict(self, node: cst.Dict, env: Env) -> Value:
         values: list[Value] = []
+        keys: dict[str, Value] = {}
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self.eval(element.key, env)
                 value = self.eval(element.value, env)
                 # `DTYPE_MAP[name]`: which dtype a lookup gives depends on data, not the file.
                 values.append(EMPTY if dt.dtype_named(value) else value)
+                key = constant_key(element.key)
+                if key is not None:
+                    keys[key] = values[-1]
             elif isinstance(element, cst.StarredDictElement):
                 values.append(self.eval(element.value, env).element())
-        return Value(Flag.CONTAINER, elem=merge_all(values))
+        return self.interp.heap.allocate(node, Value(Flag.CONTAINER, elem=merge_all(values)), keys)
 
     def _eval_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp,
                             env: Env) -> Value:
@@ -307,7 +342,8 @@ class ExpressionEvaluator:
             element = self.eval(node.value, inner)
         else:
             element = self.eval(node.elt, inner)
-        return Value(Flag.CONTAINER, elem=element)
+        value = Value(Flag.CONTAINER, elem=element)
+        return value if isinstance(node, cst.GeneratorExp) else self.interp.heap.allocate(node, value)
 
     def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
         iterable = self.eval(comp.iter, outer)
@@ -357,6 +393,8 @@ class ExpressionEvaluator:
             known = cls.attrs.get(attr)
             if known is not None:
                 return known  # `client.net`: the field the class's methods assigned
+        elif isinstance(base.callee, ClassInfo) and base.callee.attrs.get(attr, EMPTY).objs:
+            return base.callee.attrs[attr]  # `Registry.items`: a container the class body made
         getter = cls.methods.get(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value

@@ -11,6 +11,7 @@ Where things live (one concern per module):
 - :mod:`.statements`: the walk over statements; :mod:`.expressions`: over expressions;
 - :mod:`.calls`: calls (functions of this module, library functions, methods, modules);
 - :mod:`.aliases`: names sharing storage; :mod:`.guards`: what tests and contexts tell;
+- :mod:`.heap`: abstract containers named by the node that made them, filled by every write;
 - :mod:`.scopes`: environments and records of functions and classes; :mod:`.facts`: the output.
 
 It is deliberately simple: one module, flow-insensitive inside expressions, branches merged by
@@ -31,6 +32,7 @@ from .calls import CallEvaluator
 from .expressions import ExpressionEvaluator
 from .facts import Facts
 from .guards import Assumptions, grad_mode_of, is_flag_name
+from .heap import Heap
 from .imports import ImportTable
 from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
@@ -63,6 +65,7 @@ class Interpreter:
         # Device flags whose value the walk knows here (`if use_gpu:` ... `else:` use_gpu is False).
         self.assumed: dict[str, bool] = {}
         # The parts of the walk; each reaches the others through this object.
+        self.heap = Heap()
         self.aliases = AliasTracker(self)
         self.calls = CallEvaluator(self)
         self.expressions = ExpressionEvaluator(self)
@@ -75,6 +78,15 @@ class Interpreter:
 
     # ----------------------------------------------------------------- driver
     def run(self) -> Facts:
+        previous = self.heap.install()
+        try:
+            self._run()
+        finally:
+            self.heap.materialize_all(self.facts.values)  # the rules read the heap as the walk left it
+            self.heap.uninstall(previous)
+        return self.facts
+
+    def _run(self) -> None:
         env = Env()
         for index, statement in enumerate(self.module.body):
             self.top = index
@@ -85,9 +97,11 @@ class Interpreter:
             if cls.missed & cls.attrs.keys():
                 for info in cls.methods.values():
                     self._analyse_again(info)
+        for info in self.functions:  # read a container before another function filled it
+            if info in self.heap.stale:
+                self._analyse_again(info)
         self._drain()
         self._let_out_escaped()
-        return self.facts
 
     def _let_out_escaped(self) -> None:
         """Functions read other than by calls (callbacks, `map(f, xs)`): analysed for unknown callers."""
@@ -148,17 +162,19 @@ class Interpreter:
             env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
-                env.vars[star.name.value] = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))
+                rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
+                env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
         self.grad_enabled = info.grad_enabled
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
-        self.current_function = info
+        self.current_function = self.heap.reader = info
         self.top = info.top
         self.assumed = {}  # one analysis serves every call site, whatever flags hold there
         try:
             self.exec_block(node.body, env)
         finally:
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
+            self.heap.reader = self.current_function
             info.state = "done"
 
     def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],

@@ -15,6 +15,7 @@ import libcst as cst
 
 from . import dtypes as dt
 from . import semantics as sem
+from .expressions import constant_key
 from .guards import (
     Assumptions,
     branch_narrowings,
@@ -232,6 +233,11 @@ class StatementExecutor:
         self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
+        for name, value in class_env.vars.items():
+            if value.objs and name not in info.attrs:  # `items = []` in the body: shared by every instance
+                info.attrs[name] = value
+        if self._is_record(node):
+            self.interp.heap.record_fields[info] = _annotated_fields(node)
         if is_module:
             kind = Flag.MODULE_CLASS
         elif all(_is_object_base(base.value) for base in node.bases):
@@ -239,6 +245,14 @@ class StatementExecutor:
         else:
             kind = Flag.NONE  # a base the file cannot see into: it may be a module
         env.vars[node.name.value] = Value(kind, callee=info)
+
+    def _is_record(self, node: cst.ClassDef) -> bool:
+        """A `@dataclass` or a `typing.NamedTuple` subclass: its constructor sets its annotated fields."""
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if self.imports.resolve(target) == "dataclasses.dataclass":
+                return True
+        return any(self.imports.resolve(base.value) == "typing.NamedTuple" for base in node.bases)
 
     def _note_statement_line(self, line: cst.SimpleStatementLine) -> None:
         small = line.body[0]
@@ -284,6 +298,8 @@ class StatementExecutor:
         result = interp.grad_mode_result(current.merge(rhs.tensor_part()))
         if current.flags & TENSOR_FLOW:
             result = result.with_dtype(current.dtype)  # `acc += x` writes into acc: its dtype stays
+        if current.objs and rhs.has(Flag.CONTAINER) and not current.is_tensor_like:
+            interp.heap.add_element(current.objs, rhs.element())  # `self.log += [loss]`
         written = node.target.value if isinstance(node.target, cst.Subscript) else node.target
         if isinstance(written, cst.Name):
             interp.aliases.note_write(written, env)  # `a += 1` / `a[0] += 1` write in place
@@ -327,9 +343,12 @@ class StatementExecutor:
                 elif target.attr.value == "requires_grad":
                     current = env.lookup(owner) or EMPTY
                     env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
+                else:
+                    self._store_field(target, value)
         elif isinstance(target, cst.Subscript):
             self.facts.stores.add(target)
             self.interp.eval(target, env)
+            self._store_item(target, value)
             if isinstance(target.value, cst.Name):
                 self.add_element(target.value.value, value, env)
                 self.interp.aliases.note_write(target.value, env)
@@ -337,6 +356,22 @@ class StatementExecutor:
             self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
         else:
             self.interp.eval(target, env)
+
+    def _store_item(self, target: cst.Subscript, value: Value) -> None:
+        """`d["loss"] = v`, `self.cache[k] = v`: a write into the heap's objects of the subscripted value."""
+        base = self.facts.value_of(target.value)
+        if not base.objs or base.is_tensor_like:
+            return
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        key = constant_key(index.value) if isinstance(index, cst.Index) else None
+        self.interp.heap.store_item(base.objs, key, value)
+
+    def _store_field(self, target: cst.Attribute, value: Value) -> None:
+        """`client.net = model`: a field of an instance of a class of this file."""
+        base = self.facts.value_of(target.value)
+        if base.has(Flag.INSTANCE) and isinstance(base.callee, ClassInfo):
+            attrs = base.callee.attrs
+            attrs[target.attr.value] = attrs.get(target.attr.value, EMPTY).merge(value)
 
     def add_element(self, name: str, element: Value, env: Env) -> None:
         """`xs.append(v)` / `xs[i] = v`: the container `name` may now hold `element`."""
@@ -367,6 +402,17 @@ _EXECUTORS: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None
     cst.AugAssign: StatementExecutor._exec_aug_assign,
     cst.Return: StatementExecutor._exec_return,
 }
+
+
+def _annotated_fields(node: cst.ClassDef) -> list[str]:
+    """`t: Tensor` lines of a class body, in order: a dataclass's or NamedTuple's constructor parameters."""
+    fields = []
+    for line in node.body.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields.append(small.target.value)
+    return fields
 
 
 def _is_object_base(base: cst.BaseExpression) -> bool:

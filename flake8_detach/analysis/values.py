@@ -7,6 +7,7 @@ positive evidence (a flag that is set), never on the absence of one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -86,6 +87,8 @@ class Value:
     # DEVICE holds only where this device flag (`use_gpu`, `args.cuda`) is true: the value was
     # moved under `if use_gpu:`. Where the walk knows the flag is false, DEVICE is dropped.
     device_if: str | None = None
+    # The abstract containers (see analysis/heap.py) this value may be: ids of their allocation sites.
+    objs: frozenset[int] = frozenset()
 
     def has(self, flag: int) -> bool:
         return bool(self.flags & flag)
@@ -109,7 +112,7 @@ class Value:
             return self
         keep = bool(flags & TENSOR_FLOW)
         return Value(flags, self.items, self.elem, self.origin if keep else None, self.via if keep else None,
-                     self.callee, self.device_if if flags & Flag.DEVICE else None)
+                     self.callee, self.device_if if flags & Flag.DEVICE else None, self.objs)
 
     def tensor_part(self, origin: str | None = None) -> Value:
         """The flags a tensor operation on this value passes to its result (its dtype too)."""
@@ -130,7 +133,8 @@ class Value:
         """After an unconditional move to a GPU: DEVICE, needing no flag."""
         if self.flags & Flag.DEVICE and self.device_if is None:
             return self
-        return Value(self.flags | Flag.DEVICE, self.items, self.elem, self.origin, self.via, self.callee)
+        return Value(self.flags | Flag.DEVICE, self.items, self.elem, self.origin, self.via, self.callee,
+                     objs=self.objs)
 
     def device_part(self) -> Value:
         """Only where this value may live (DEVICE and its flag), to pass on to a result."""
@@ -150,7 +154,7 @@ class Value:
         """As seen after a branch that runs only where `flag` is true: its DEVICE needs the flag."""
         if not self.flags & Flag.DEVICE or self.device_if is not None:
             return self
-        return Value(self.flags, self.items, self.elem, self.origin, self.via, self.callee, flag)
+        return Value(self.flags, self.items, self.elem, self.origin, self.via, self.callee, flag, self.objs)
 
     def unless(self, flag: str) -> Value:
         """As seen where `flag` is false: a DEVICE that needs the flag is gone."""
@@ -167,11 +171,20 @@ class Value:
         if self.items is not None and other.items is not None and len(self.items) == len(other.items):
             items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
         elem = _merge_optional(self.elem, other.elem)
+        objs = self.objs | other.objs if other.objs and self.objs else self.objs or other.objs
         return Value(self.flags | other.flags, items, elem, self.origin or other.origin,
-                     self.via or other.via, self.callee or other.callee, _merge_device_if(self, other))
+                     self.via or other.via, self.callee or other.callee, _merge_device_if(self, other), objs)
 
     def element(self) -> Value:
-        """The value of one element when this value is iterated or indexed."""
+        """The value of one element when this value is iterated or indexed (with what the heap's
+        objects it may be hold, while a walk has a heap installed)."""
+        reader = getattr(WALK, "heap_reader", None) if self.objs else None
+        if reader is not None:
+            stored = reader(self.objs)
+            return stored if self.elem is None and not self.items else self._own_element().merge(stored)
+        return self._own_element()
+
+    def _own_element(self) -> Value:
         if self.elem is not None:
             return self.elem
         if self.has(Flag.AXES):
@@ -193,7 +206,7 @@ def passed_by(value: Value, call: object) -> Value:
     elem = passed_by(value.elem, call) if value.elem is not None else None
     if not value.flags & (Flag.GRAD | Flag.DEVICE) and (elem is None or elem.via is None):
         return value
-    return Value(value.flags, value.items, elem, value.origin, call, value.callee, value.device_if)
+    return Value(value.flags, value.items, elem, value.origin, call, value.callee, value.device_if, value.objs)
 
 
 def _merge_device_if(a: Value, b: Value) -> str | None:
@@ -220,6 +233,9 @@ def _merge_optional(a: Value | None, b: Value | None) -> Value | None:
 
 
 EMPTY = Value()
+# Per thread (the language server analyses buffers in worker threads): `heap_reader`, set by
+# analysis/heap.py while a walk runs, says what the objects of a value may hold.
+WALK = threading.local()
 
 
 def merge_all(values: Iterable[Value]) -> Value:

@@ -79,6 +79,12 @@ class NumpyOnGradTensor(Rule):
             "import torch\ndef to_numpy(t):\n    return t.numpy()\nto_numpy(torch.ones(2, requires_grad=True))\n",
             "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\nto_numpy(torch.ones(2, requires_grad=True))\n",
         ),
+        Invalid(  # the values of a generator: what it yields
+            "import torch\nnet = torch.nn.Linear(2, 1)\n\n\ndef outputs(xs):\n    for x in xs:\n        yield net(x)\n\n\n"
+            "for out in outputs([torch.ones(2)]):\n    out.numpy()\n",
+            "import torch\nnet = torch.nn.Linear(2, 1)\n\n\ndef outputs(xs):\n    for x in xs:\n        yield net(x)\n\n\n"
+            "for out in outputs([torch.ones(2)]):\n    out.detach().numpy()\n",
+        ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.cpu().numpy()\nw[0, 0] = 100.0\n",
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.detach().cpu().numpy().copy()\nw[0, 0] = 100.0\n",

@@ -45,6 +45,9 @@ class NumpyAliasWrite(Rule):
         "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_numpy(a).clone()\nt += 1\nprint(a)\n",
         "import torch\nt = torch.ones(3)\na = t.numpy()\na[0] = 5\n",  # the tensor is never used again
         "import torch\nt = torch.ones(3)\na = t.numpy()\nprint(t)\na = a * 2\na[0] = 1\nprint(t)\n",
+        # `torch.reshape` of a permuted tensor copies (checked on torch 2.13).
+        ("import torch\nimport numpy as np\na = np.ones((2, 3))\n"
+         "t = torch.reshape(torch.permute(torch.from_numpy(a), (1, 0)), (-1,))\nt += 1\nprint(a)\n"),
         # The layer's weight is copied, or replaced before the write, or the layer is a local never used again.
         "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy().copy()\nw[0, 0] = 5\nprint(lin)\n",
         ("import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy()\n"
@@ -53,6 +56,10 @@ class NumpyAliasWrite(Rule):
          "    w *= 0\n    return w\n"),
     ]
     INVALID = [
+        Invalid(  # the function form of a view keeps the storage
+            "import torch\nimport numpy as np\na = np.ones((2, 3))\nt = torch.permute(torch.from_numpy(a), (1, 0))\nt += 1\nprint(a)\n",
+            "import torch\nimport numpy as np\na = np.ones((2, 3))\nt = torch.permute(torch.from_numpy(a).clone(), (1, 0))\nt += 1\nprint(a)\n",
+        ),
         Invalid(
             "import torch\nt = torch.ones(3)\na = t.numpy()\na[0] = 5\nprint(t)\n",
             "import torch\nt = torch.ones(3)\na = t.numpy().copy()\na[0] = 5\nprint(t)\n",

@@ -93,6 +93,9 @@ class ImplicitNumpyConversion(Rule):
         "import torch\nimport numpy as np\nlosses = []\nfor _ in range(2):\n    losses.append(torch.ones(1, requires_grad=True).sum().item())\nnp.mean(losses)\n",
         "import torch\nimport numpy as np\nw = torch.ones(2, requires_grad=True)\nwith torch.no_grad():\n    np.asarray(w)\n",
         "import torch\nimport numpy as np\nnp.sum(torch.zeros(3) + 1)\nnp.asarray(torch.ones(2))\n",
+        # A dict's keys are kept apart: the list under "loss" holds floats only.
+        ("import torch\nimport numpy as np\nm = torch.nn.Linear(2, 1)\nh = {'loss': [], 'out': []}\n"
+         "h['loss'].append(m(torch.ones(2)).item())\nh['out'].append(m(torch.ones(2)))\nnp.mean(h['loss'])\n"),
     ]
     INVALID = [
         Invalid(
@@ -110,6 +113,12 @@ class ImplicitNumpyConversion(Rule):
             "w = torch.ones(3, requires_grad=True)\nax.plot((w * 2).detach().cpu().numpy())\n",
         ),
         Invalid("import torch\nimport pandas as pd\nx = torch.ones(3).cuda()\npd.DataFrame({'x': x})\n"),
+        # A list held by an attribute, filled in one method and read in another.
+        Invalid(
+            "import torch\nimport numpy as np\n\n\nclass Learner:\n    def __init__(self):\n"
+            "        self.net = torch.nn.Linear(2, 1)\n        self.log = []\n\n    def learn(self, x):\n"
+            "        self.log.append(self.net(x).sum())\n\n    def report(self):\n        return np.mean(self.log)\n"
+        ),
         Invalid(
             "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x)\nr.sum(dim=0)\n",
             "import torch\nimport numpy as np\nx = torch.ones(2, 3, requires_grad=True)\nr = np.exp(x.detach())\nr.sum(dim=0)\n",
