@@ -167,15 +167,23 @@ def test_an_argument_computed_under_no_grad_makes_its_parameter_clean(tmp_path: 
         from models import Net
 
 
-        def stylize(name):
-            with torch.no_grad():
-                output = Net()(torch.ones(1, 3))
+        def run_elsewhere(image):
+            return torch.from_numpy(image.numpy() * 2)
+
+
+        def stylize(name, elsewhere=False):
+            if elsewhere:
+                output = run_elsewhere(torch.ones(1, 3))
+            else:
+                with torch.no_grad():
+                    output = Net()(torch.ones(1, 3))
             utils.save(name, output[0])
             held = Net()(torch.ones(1, 3))
             return held
 
 
         stylize("x")
+        stylize("y", elsewhere=True)
     """})
     assert codes(tmp_path, "utils.py") == []
     assert run_script(tmp_path, "main.py").returncode == 0

@@ -50,11 +50,15 @@ SKIPPED_FOLDERS = frozenset({
 })
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
-SUMMARY_FORMAT = "2"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "3"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
                            "torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
+# Checked on torch 2.13: a tensor these make never requires grad (`requires_grad=` aside).
+GRAD_FREE_RESULTS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.frombuffer"})
+GRAD_FREE_METHODS = frozenset({"detach", "numpy", "item", "tolist"})
+RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
 RE_EXPORT_HOPS = 4
 
@@ -92,6 +96,7 @@ class _Summariser(ast.NodeVisitor):
         self.classes: dict[str, list[str]] = {}  # class -> its bases, as references
         self.functions: dict[str, list[str]] = {}  # "f" / "C.m" -> its decorators, as references
         self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
+        self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
         self.calls: list[list[Any]] = []  # [caller unit, callee reference, kind, contexts]
         self.escaped: set[str] = set()  # references read other than by a call (callbacks)
         self.unit = ""  # the function being walked ("" for module code)
@@ -158,6 +163,8 @@ class _Summariser(ast.NodeVisitor):
             self.functions[name] = decorators
             if _turns_grad_off(node, self.reference):
                 self.grad_off.append(name)
+            if _returns_grad_free(node, self.reference):
+                self.grad_free_returns.append(name)
         saved = self.unit, self.contexts, self.bound, self.assigned
         if top:
             self.unit, self.contexts, self.bound, self.assigned = name, list(decorators), {}, {}
@@ -185,9 +192,13 @@ class _Summariser(ast.NodeVisitor):
     visit_AsyncWith = visit_With
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        call = node.value if isinstance(node.value, ast.Call) else None
+        explicit = call is not None and any(keyword.arg == "requires_grad" for keyword in call.keywords)
+        result = self.reference(call.func) if call is not None and not explicit else None
+        marks = [RESULT_OF + result] if result is not None else []
         for target in node.targets:
             for name in _bound_names(target):
-                self.assigned.setdefault(name, []).append(list(self.contexts))
+                self.assigned.setdefault(name, []).append(self.contexts + marks)
         if isinstance(node.value, ast.Call):
             ref = self.reference(node.value.func)
             for target in node.targets:
@@ -252,7 +263,7 @@ class _Summariser(ast.NodeVisitor):
     def summary(self) -> dict[str, Any]:
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
-                "params": self.params}
+                "params": self.params, "grad_free_returns": self.grad_free_returns}
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:
@@ -281,6 +292,24 @@ def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any
         elif isinstance(inner, ast.Return) and inner.value is not None or isinstance(inner, (ast.Yield, ast.YieldFrom)):
             gives_back = True
     return mentions and gives_back
+
+
+def _returns_grad_free(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any) -> bool:
+    """Every `return` of the function (nested ones aside) gives a tensor that needs no grad:
+    ``return torch.from_numpy(out)``, ``return y.detach()``."""
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, ast.Return):
+            returns.append(inner)
+        elif not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(inner))
+    return bool(returns) and all(
+        isinstance(ret.value, ast.Call) and (
+            reference(ret.value.func) in GRAD_FREE_RESULTS
+            or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
+        for ret in returns)
 
 
 def summarise(source: str | bytes) -> dict[str, Any] | None:
@@ -480,8 +509,17 @@ class Project:
         return summary is not None and unit[1] in summary["grad_off"]
 
     def grad_off_here(self, importer: Path, contexts: list[str]) -> bool:
-        """Whether one of the contexts around a call (with-items, decorators) turns grad off."""
-        return any(context in TORCH_NO_GRAD or self.turns_grad_off(importer, context) for context in contexts)
+        """Whether one of the contexts around a call (with-items, decorators) turns grad off, or
+        (for an assignment) the value is the result of a project function returning no grad."""
+        return any(self._returns_grad_free(importer, context[len(RESULT_OF):]) if context.startswith(RESULT_OF)
+                   else context in TORCH_NO_GRAD or self.turns_grad_off(importer, context) for context in contexts)
+
+    def _returns_grad_free(self, importer: Path, dotted: str) -> bool:
+        if dotted in GRAD_FREE_RESULTS:
+            return True
+        unit = self.definition(importer, dotted)
+        summary = self.summary(unit[0]) if unit is not None else None
+        return summary is not None and unit is not None and unit[1] in summary.get("grad_free_returns", ())
 
     def callers_without_grad(self, unit: Unit) -> tuple[bool, frozenset[str]]:
         """What the project's calls of ``unit`` tell: whether every one runs with grad off, and
