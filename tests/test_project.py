@@ -355,3 +355,27 @@ def test_the_fronts_pass_the_path(tmp_path: Path) -> None:
     stdin = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "-"], cwd=tmp_path, env=env,
                            input=(tmp_path / "train.py").read_text(), capture_output=True, text=True, check=False, timeout=120)
     assert "DET101" not in stdin.stdout  # standard input has no place: the file alone, as before
+
+
+def test_check_results_cache_follows_an_edit_to_an_imported_module(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    command = [sys.executable, "-m", "flake8_detach", "check", "--cache-dir", str(tmp_path / "cache"), "train.py"]
+
+    def check() -> str:
+        return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, check=False,
+                              timeout=120).stdout
+
+    assert "train.py:6:11: DET101" in check()
+    assert "train.py:6:11: DET101" in check()  # from the cache
+    assert list((tmp_path / "cache").rglob(f"{project_module.SUMMARY_FOLDER}/*/*.json"))
+    write(project, {"models.py": MODELS.replace("nn.Module", "object").replace("super().__init__()", "pass")})
+    assert "DET101" not in check()  # train.py's own bytes did not change; its project did
+    fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "train.py"],
+                         cwd=project, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert ".detach()" not in fix.stdout
+    write(project, {"models.py": MODELS})
+    fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "train.py"],
+                         cwd=project, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "+print(out.detach().numpy())" in fix.stdout, fix.stdout + fix.stderr

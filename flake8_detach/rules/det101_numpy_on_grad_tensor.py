@@ -72,6 +72,10 @@ class NumpyOnGradTensor(Rule):
             "import torch\nmodel = torch.nn.Linear(2, 2)\nout = model(torch.ones(2))\nout.detach().cpu().numpy()\n",
         ),
         Invalid("import torch\ndef to_numpy(t):\n    return t.numpy()\n", "import torch\ndef to_numpy(t):\n    return t.detach().numpy()\n"),
+        Invalid(  # a whole model loaded back is a module (analysis/semantics.py MODEL_LOADERS)
+            "import torch\nmodel = torch.load('m.pt', weights_only=False)\nmodel(torch.ones(3)).numpy()\n",
+            "import torch\nmodel = torch.load('m.pt', weights_only=False)\nmodel(torch.ones(3)).detach().numpy()\n",
+        ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.cpu().numpy()\nw[0, 0] = 100.0\n",
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.detach().cpu().numpy().copy()\nw[0, 0] = 100.0\n",
