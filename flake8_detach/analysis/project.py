@@ -406,6 +406,10 @@ class Project:
     store: SummaryStore
     summaries: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
     _callers: dict[Unit, tuple[bool, frozenset[str]]] | None = None
+    # Memos of name resolution: the same few names are resolved from every call of every file.
+    _files: dict[tuple[Path, str], tuple[Path, str] | None] = field(default_factory=dict)
+    _definitions: dict[tuple[Path, str], Unit | None] = field(default_factory=dict)
+    _known: frozenset[str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Reading files.
@@ -426,6 +430,12 @@ class Project:
     # Resolving names.
     def module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
         """The project file a dotted reference names and the rest of it (the name inside), or None."""
+        key = (importer.parent if not dotted.startswith(THIS_MODULE) else importer, dotted)
+        if key not in self._files:
+            self._files[key] = self._module_file(importer, dotted)
+        return self._files[key]
+
+    def _module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
         if dotted.startswith(THIS_MODULE):
             return importer, dotted[len(THIS_MODULE):]
         if dotted.startswith("."):
@@ -441,29 +451,31 @@ class Project:
 
     def _longest_module(self, parts: list[str], bases: Iterable[Path],
                         allow_package_itself: bool = False) -> tuple[Path, str] | None:
+        known = self.known_files()
         for base in bases:
+            folder = str(base)
             for cut in range(len(parts), -1 if allow_package_itself else 0, -1):
-                if cut == 0:
-                    init = base / "__init__.py"
-                    if init.is_file():
-                        return init, ".".join(parts)
-                    continue
-                folder = base.joinpath(*parts[:cut])
-                rest = ".".join(parts[cut:])
-                for candidate in (folder.with_suffix(".py"), folder / "__init__.py"):
-                    if candidate.is_file() and self._inside(candidate):
-                        return candidate, rest
+                stem = os.path.join(folder, *parts[:cut])
+                for candidate in (stem + ".py", os.path.join(stem, "__init__.py")) if cut else (
+                        os.path.join(stem, "__init__.py"),):
+                    if candidate in known:
+                        return Path(candidate), ".".join(parts[cut:])
         return None
 
-    def _inside(self, path: Path) -> bool:
-        try:
-            path.resolve().relative_to(self.root)
-        except ValueError:
-            return False
-        return True
+    def known_files(self) -> frozenset[str]:
+        """The project's files as strings: resolving a name is set lookups, not file system calls."""
+        if self._known is None:
+            self._known = frozenset(str(path) for path in project_files(self.root))
+        return self._known
 
     def definition(self, importer: Path, dotted: str) -> Unit | None:
         """The file and top-level name (or "C.m") a reference ends at, following re-exports."""
+        key = (importer, dotted)
+        if key not in self._definitions:
+            self._definitions[key] = self._definition(importer, dotted)
+        return self._definitions[key]
+
+    def _definition(self, importer: Path, dotted: str) -> Unit | None:
         for _ in range(RE_EXPORT_HOPS):
             found = self.module_file(importer, dotted)
             if found is None or not found[1]:
@@ -534,7 +546,7 @@ class Project:
         """Every project call of a project function or method, and the functions read otherwise."""
         sites: dict[Unit, list[Site]] = {}
         escaped: set[Unit] = set()
-        for path in project_files(self.root):
+        for path in map(Path, sorted(self.known_files())):
             summary = self.summary(path)
             if summary is None:
                 continue
