@@ -379,3 +379,30 @@ def test_check_results_cache_follows_an_edit_to_an_imported_module(tmp_path: Pat
     fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "train.py"],
                          cwd=project, env=env, capture_output=True, text=True, check=False, timeout=120)
     assert "+print(out.detach().numpy())" in fix.stdout, fix.stdout + fix.stderr
+
+
+def test_the_language_server_reads_the_project_of_a_file_uri(tmp_path: Path) -> None:
+    pytest.importorskip("pygls")
+    from flake8_detach.config import Config
+    from flake8_detach.lsp.server import DetachLanguageServer
+
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    source = (tmp_path / "train.py").read_text()
+    on_disk = DetachLanguageServer.check((tmp_path / "train.py").as_uri(), source, Config(), tmp_path)
+    assert [(d.line, d.code) for d in on_disk.diagnostics] == [(6, "DET101")]
+    untitled = DetachLanguageServer.check("untitled:Untitled-1", source, Config(), None)
+    assert untitled.diagnostics == []  # no path: the buffer alone, as before
+
+
+def test_a_notebook_beside_the_project_reads_it(tmp_path: Path) -> None:
+    import json
+
+    write(tmp_path, {"setup.py": "", "models.py": MODELS})
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": textwrap.dedent(TRAIN).lstrip("\n")}]
+    (tmp_path / "explore.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                        "nbformat_minor": 5}))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    check = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "explore.ipynb"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "DET101" in check.stdout, check.stdout + check.stderr
