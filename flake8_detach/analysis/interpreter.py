@@ -24,7 +24,10 @@ joins ``extra_no_grad``, so ``@smart_inference_mode()`` turns grad off as ``@tor
 does; and a function that nothing in this file calls is judged by its callers in the project:
 when every one of them runs with grad off (inside such a context or decorator, or inside a
 function that itself only runs so), its parameters hold no grad tensor and its body runs with
-grad off. Nothing else crosses files: values are not carried from one file's walk to another's.
+grad off; otherwise a parameter that every call fills with a variable assigned with grad off
+(or from a project function returning ``torch.from_numpy(...)`` / ``.detach()``) holds no grad
+tensor either. A function with no call anywhere in the project stays caller-dependent. Nothing
+else crosses files: values are not carried from one file's walk to another's.
 
 It is deliberately simple: one module, flow-insensitive inside expressions, branches merged by
 union, loops run twice to reach a fixed point, function bodies analysed with the values their
