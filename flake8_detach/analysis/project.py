@@ -50,7 +50,7 @@ SKIPPED_FOLDERS = frozenset({
 })
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
-SUMMARY_FORMAT = "3"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "4"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -58,6 +58,7 @@ TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.aut
 # Checked on torch 2.13: a tensor these make never requires grad (`requires_grad=` aside).
 GRAD_FREE_RESULTS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.frombuffer"})
 GRAD_FREE_METHODS = frozenset({"detach", "numpy", "item", "tolist"})
+_GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
 RE_EXPORT_HOPS = 4
@@ -107,6 +108,7 @@ class _Summariser(ast.NodeVisitor):
         self.assigned: dict[str, list[list[str]]] = {}
         self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
         self.depth = 0  # nesting of function definitions
+        self.mentions_grad_off = True  # the text names no_grad or inference_mode somewhere
 
     # The names this file binds at its top level and what they refer to.
     def reference(self, node: ast.expr) -> str | None:
@@ -125,7 +127,7 @@ class _Summariser(ast.NodeVisitor):
 
     def collect_top_level(self, tree: ast.Module) -> None:
         """Imports and definitions first: a call may name a function defined further down."""
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -161,7 +163,7 @@ class _Summariser(ast.NodeVisitor):
         name = f"{self.cls}.{node.name}" if self.cls else node.name
         if top:
             self.functions[name] = decorators
-            if _turns_grad_off(node, self.reference):
+            if self.mentions_grad_off and _turns_grad_off(node, self.reference):
                 self.grad_off.append(name)
             if _returns_grad_free(node, self.reference):
                 self.grad_free_returns.append(name)
@@ -276,6 +278,22 @@ def _bound_names(target: ast.expr) -> Iterator[str]:
         yield from _bound_names(target.value)
 
 
+_HANDLERS = (ast.ExceptHandler, *((ast.match_case,) if hasattr(ast, "match_case") else ()))
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement at any depth, without walking into expressions (imports are statements)."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if inner:
+                for child in reversed(inner):
+                    stack.extend(reversed(child.body) if isinstance(child, _HANDLERS) else [child])
+
+
 def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any) -> bool:
     """A decorator, decorator factory or context manager that turns grad off.
 
@@ -287,7 +305,8 @@ def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any
     """
     mentions = gives_back = False
     for inner in ast.walk(node):
-        if isinstance(inner, (ast.Name, ast.Attribute)) and reference(inner) in TORCH_NO_GRAD:
+        if isinstance(inner, ast.Attribute) and inner.attr in _GRAD_OFF_NAMES and reference(inner) in TORCH_NO_GRAD or (
+                isinstance(inner, ast.Name) and inner.id in _GRAD_OFF_NAMES and reference(inner) in TORCH_NO_GRAD):
             mentions = True
         elif isinstance(inner, ast.Return) and inner.value is not None or isinstance(inner, (ast.Yield, ast.YieldFrom)):
             gives_back = True
@@ -321,6 +340,8 @@ def summarise(source: str | bytes) -> dict[str, Any] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     walker = _Summariser()
+    text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    walker.mentions_grad_off = "no_grad" in text or "inference_mode" in text
     walker.collect_top_level(tree)
     try:
         walker.visit(tree)
