@@ -11,12 +11,15 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import os
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import libcst as cst
@@ -25,6 +28,7 @@ from libcst._nodes.base import CSTNode
 from .analysis.facts import Facts
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Interpreter
+from .analysis.project import ProjectView
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixing.rewrites import restyle
 from .positions import start_positions, statement_start_positions
@@ -36,10 +40,12 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "Analysis",
     "AnalysisError",
+    "Place",
     "Settings",
     "analyze",
     "analyze_module",
     "check_source",
+    "located",
     "parse",
     "report_lines",
     "worth_analysing",
@@ -179,14 +185,62 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
         raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a file lives, for the project index (analysis/project.py): its ``path`` on disk
+    (the .py, or the .ipynb of a notebook) and the folder that caches project summaries (None:
+    computed in memory only). No place (stdin, a test's string): the file alone, as before."""
+
+    path: str | os.PathLike[str]
+    cache_directory: Path | None = None
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str] | None) -> Place | None:
+        """The place of a file at ``path`` with the process's summary folder; None without a path."""
+        from .analysis.project import summary_directory
+
+        return None if path is None else cls(path, summary_directory())
+
+
+# The place of the file being fixed: `fix` reaches the engine through the fixing passes, which
+# know only the text; the CLI's loop sets this around each file (see `located`).
+_CURRENT_PLACE: ContextVar[Place | None] = ContextVar("flake8_detach_place", default=None)
+
+
+@contextmanager
+def located(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Analyses inside this block without a place of their own are of the file at ``path``."""
+    token = _CURRENT_PLACE.set(Place.of(path))
+    try:
+        yield
+    finally:
+        _CURRENT_PLACE.reset(token)
+
+
+def project_of(place: Place | None, source: str | None) -> ProjectView | None:
+    """The project view of a file at ``place``; None without one (and never an exception)."""
+    if place is None:
+        place = _CURRENT_PLACE.get()
+    if place is None:
+        return None
+    from .analysis.project import project_view
+
+    try:
+        return project_view(place.path, source, place.cache_directory)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 @without_cyclic_gc
 def analyze_module(
-    module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None
+    module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None,
+    place: Place | None = None,
 ) -> Analysis:
     """Run the selected rules over an already parsed module.
 
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
-    the statements that hold a diagnostic only.
+    the statements that hold a diagnostic only. With its ``place``, imports of the project's
+    own modules are read from their summaries.
     """
     rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
@@ -196,7 +250,8 @@ def analyze_module(
     if not imports.imports_torch or not rules:
         return Analysis(module)
     try:
-        facts = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions).run()
+        project = project_of(place, source)
+        facts = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project).run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
         if settings.fix_style != "chain":  # the rules build explicit chains; `force` rewrites them
             findings = [restyle(finding, settings.fix_style) for finding in findings]
@@ -225,16 +280,17 @@ def analyze_module(
     return Analysis(module, findings, diagnostics, facts)
 
 
-def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> Analysis:
+def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
+            place: Place | None = None) -> Analysis:
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
     if not worth_analysing(source, settings, tree):
         return Analysis(None)
-    return analyze_module(parse(source, tree), settings, source, tree)
+    return analyze_module(parse(source, tree), settings, source, tree, place)
 
 
 @without_cyclic_gc
-def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None
-                 ) -> list[tuple[int, int, str]]:
+def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
+                 place: Place | None = None) -> list[tuple[int, int, str]]:
     """(line, column, message) of each diagnostic of a file that passed the screen: the flake8 front.
 
     Only plain values come back, so the libcst tree dies here, while the cycle collector is
@@ -242,13 +298,14 @@ def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.A
     it is all that is young. Handed back alive, the tree's nodes would be traversed by the
     collector's passes over flake8's large heap, which cost more than the analysis.
     """
-    found = _plain_report(source, settings, tree)  # the tree and the facts die with its frame
+    found = _plain_report(source, settings, tree, place)  # the tree and the facts die with its frame
     gc.collect(0)  # what they left in cycles (the interpreter's scopes): young, few, cheap to find now
     return found
 
 
-def _plain_report(source: str, settings: Settings, tree: ast.AST | None) -> list[tuple[int, int, str]]:
-    diagnostics = analyze_module(parse(source, tree), settings, source, tree).diagnostics
+def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
+                  place: Place | None = None) -> list[tuple[int, int, str]]:
+    diagnostics = analyze_module(parse(source, tree), settings, source, tree, place).diagnostics
     return [(diagnostic.line, diagnostic.column, diagnostic.message) for diagnostic in diagnostics]
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import logging
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +33,29 @@ def _comma_list(value: str | list[str] | None) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+@functools.lru_cache(maxsize=1)
+def _share_project_summaries() -> None:
+    """Store the project index's summaries in the results cache's folder, as `check` does, so
+    that flake8's workers and later runs share them. Once per process, when the first file
+    passes the screen (the cache's modules cost more than the plugin's fixed budget); a folder
+    that cannot be made leaves them in memory."""
+    from .analysis.project import use_summary_directory
+    from .sources.cache import ResultsCache, default_directory
+
+    cache = ResultsCache.open(default_directory())
+    use_summary_directory(cache.directory if cache is not None else None)
+
+
+def _place(filename: str) -> Any:
+    """The engine's Place of the file flake8 names, or None for standard input."""
+    if filename in ("stdin", "-") or not os.path.isfile(filename):
+        return None
+    from .engine import Place
+
+    _share_project_summaries()
+    return Place.of(filename)
+
+
 class DetachPlugin:
     name = "flake8-detach"
     version = __version__
@@ -38,9 +63,12 @@ class DetachPlugin:
     # the opt-in codes are default-ignored (add_options), as flake8-bugbear's B9xx are.
     settings = Settings(preview=True)
 
-    def __init__(self, tree: ast.AST, lines: list[str]) -> None:
+    def __init__(self, tree: ast.AST, lines: list[str], filename: str = "stdin") -> None:
         self.tree = tree
         self.lines = lines
+        # Where the file lives, for the project index; flake8 names standard input "stdin" (or
+        # `--stdin-display-name`, which may be any text: only a name of an existing file counts).
+        self.filename = filename
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
@@ -102,7 +130,7 @@ class DetachPlugin:
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
             return
         try:
-            found = report_lines(source, self.settings, self.tree)
+            found = report_lines(source, self.settings, self.tree, _place(self.filename))
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return

@@ -268,8 +268,11 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR, origin="batch"))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
-        if qualified.startswith(sem.MODEL_FACTORIES):
+        if qualified.startswith(sem.MODEL_FACTORIES) or qualified in sem.MODEL_LOADERS or (
+                sem.pretrained_gives_model(qualified)):
             return Value(Flag.MODULE)
+        if self.interp.project is not None and self.interp.project.is_module_class(qualified):
+            return Value(Flag.MODULE)  # a project class deriving from nn.Module (analysis/project.py)
         if not qualified.startswith("torch."):
             return EMPTY
         if last in sem.PACKED_SEQUENCE_FUNCTIONS:

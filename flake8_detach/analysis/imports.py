@@ -130,6 +130,9 @@ class ImportTable:
 
     def __init__(self, module: cst.Module | None = None) -> None:
         self.aliases: dict[str, str] = {}
+        # `from .models import Net`: local name -> ".models.Net", for the project index to resolve
+        # (not in `aliases`: without the file's path, a relative import names nothing known).
+        self.relative: dict[str, str] = {}
         self._module = module
         self._places: dict[cst.CSTNode, Place] | None = None
         self._bindings: list[ImportBinding] = []
@@ -157,6 +160,9 @@ class ImportTable:
                 self.aliases[head] = head
 
     def _add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative and not isinstance(node.names, cst.ImportStar):
+            self._add_relative(node)
+            return
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         base = get_full_name_for_node(node.module)
@@ -170,6 +176,18 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = f"{base}.{name}"
+
+    def _add_relative(self, node: cst.ImportFrom) -> None:
+        base = "." * len(node.relative) + (get_full_name_for_node(node.module) or "" if node.module else "")
+        assert not isinstance(node.names, cst.ImportStar)
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.relative[local] = f"{base}{'' if base.endswith('.') else '.'}{name}"
 
     def names_at(self, statement: cst.CSTNode) -> dict[str, str]:
         """The names imports have bound when ``statement`` (a simple statement line) runs.

@@ -14,6 +14,22 @@ Where things live (one concern per module):
 - :mod:`.heap`: abstract containers named by the node that made them, filled by every write;
 - :mod:`.scopes`: environments and records of functions and classes; :mod:`.facts`: the output.
 
+How a value gets from models.py to train.py: the interpreter still walks one file, but when the
+front knows the file's path it hands over a :class:`~.project.ProjectView` (analysis/project.py),
+built from cheap ``ast`` summaries of the project's other files. Three questions go through it,
+each at the one place where the file alone had no answer: a call whose qualified name resolves to
+a project class that derives (at any depth, across files) from ``torch.nn.Module`` gives a module
+(``calls.py``; a class of this file deriving from one is a module class, ``statements.py``); a
+project function whose body returns or wraps ``torch.no_grad()`` / ``torch.inference_mode()``
+joins ``extra_no_grad``, so ``@smart_inference_mode()`` turns grad off as ``@torch.no_grad()``
+does; and a function that nothing in this file calls is judged by its callers in the project:
+when every one of them runs with grad off (inside such a context or decorator, or inside a
+function that itself only runs so), its parameters hold no grad tensor and its body runs with
+grad off; otherwise a parameter that every call fills with a variable assigned with grad off
+(or from a project function returning ``torch.from_numpy(...)`` / ``.detach()``) holds no grad
+tensor either. A function with no call anywhere in the project stays caller-dependent. Nothing
+else crosses files: values are not carried from one file's walk to another's.
+
 It is deliberately simple: one module, flow-insensitive inside expressions, branches merged by
 union, loops run twice to reach a fixed point, function bodies analysed with the values their
 call sites pass (joined), or with parameters of unknown origin when nothing in the file calls them.
@@ -34,6 +50,7 @@ from .facts import Facts
 from .guards import Assumptions, grad_mode_of, is_flag_name
 from .heap import Heap
 from .imports import ImportTable
+from .project import ProjectView
 from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .syntax import dotted, is_classmethod, is_none, is_static
@@ -46,9 +63,14 @@ MAX_CALL_DEPTH = 8  # functions analysed on demand from a call site, nested
 class Interpreter:
     def __init__(self, module: cst.Module, imports: ImportTable,
                  extra_no_grad: frozenset[str] = frozenset(),
-                 converting_functions: frozenset[str] = frozenset()) -> None:
+                 converting_functions: frozenset[str] = frozenset(),
+                 project: ProjectView | None = None) -> None:
         self.module = module
         self.imports = imports
+        self.project = project
+        if project is not None:  # what the file's imports name among the project's own modules
+            imports.aliases.update(imports.relative)
+            extra_no_grad = extra_no_grad | project.no_grad_names(imports.aliases)
         self.extra_no_grad = extra_no_grad
         self.converting_functions = converting_functions
         self.facts = Facts(imports, module=module)
@@ -154,10 +176,11 @@ class Interpreter:
             env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and bound_to_instance else Flag.NONE)
         env.self_name = self_name
         judged = info.judged_by_callers
+        quiet, grad_free = self._judged_by_project(info) if not judged else (False, frozenset())
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
-            if judged:  # every call is in the file: the parameter holds what they pass
+            if judged or name in grad_free:  # every call is in the file, or passes no grad tensor
                 declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
             env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
@@ -165,7 +188,7 @@ class Interpreter:
                 rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
                 env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
-        self.grad_enabled = info.grad_enabled
+        self.grad_enabled = info.grad_enabled and not quiet
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
         self.current_function = self.heap.reader = info
         self.top = info.top
@@ -176,6 +199,21 @@ class Interpreter:
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             self.heap.reader = self.current_function
             info.state = "done"
+
+    def _judged_by_project(self, info: FunctionInfo) -> tuple[bool, frozenset[str]]:
+        """For a top-level function (or a method of a top-level class) nothing in this file calls:
+        whether every call of it in the project runs with grad off, and the parameters every call
+        fills with values computed with grad off (analysis/project.py)."""
+        nothing: tuple[bool, frozenset[str]] = (False, frozenset())
+        if self.project is None or info.calls or not 0 <= info.top < len(self.module.body):
+            return nothing
+        top = self.module.body[info.top]
+        if top is info.node:
+            return self.project.callers_without_grad(info.node.name.value)
+        if info.cls is not None and isinstance(top, cst.ClassDef) and top.name.value == info.cls.name and any(
+                statement is info.node for statement in top.body.body):
+            return self.project.callers_without_grad(f"{info.cls.name}.{info.node.name.value}")
+        return nothing
 
     def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:

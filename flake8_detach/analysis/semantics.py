@@ -57,8 +57,28 @@ MODULE_NON_OUTPUT_METHODS = frozenset(
 # Classes under torch.nn that are not modules.
 NN_NON_MODULE_CLASSES = frozenset({"Parameter", "UninitializedParameter", "PackedSequence", "Buffer"})
 PACKED_SEQUENCE_FUNCTIONS = frozenset({"pack_padded_sequence", "pack_sequence", "PackedSequence"})
-# Libraries whose model constructors return nn.Modules.
+# Libraries whose model constructors return nn.Modules: the documented API of torchvision
+# (`torchvision.models.resnet18(...)`) and timm (`timm.create_model(...)`), neither installed here;
+# `torch.hub.load` checked on torch 2.13 (it returns what the hub entry point builds, a model).
 MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
+# Loaders whose result is a whole model (an nn.Module or a ScriptModule, called like one). Checked
+# on torch 2.13: `torch.load` of a pickled module gives that module (weights_only=False), and of a
+# state dict a dict, which is never called as a model; `torch.jit.load` gives a
+# RecursiveScriptModule (an nn.Module subclass), whose outputs require grad when its parameters do.
+MODEL_LOADERS = frozenset({"torch.load", "torch.jit.load", "torch.serialization.load", "torch.hub.load"})
+# `<Class>.from_pretrained(...)`: the documented API of transformers, diffusers and
+# timm/torchvision-style libraries (not installed here); tokenizers and configs share the name, so
+# the class's own name decides (see pretrained_gives_model).
+PRETRAINED_LOADERS = frozenset({"from_pretrained"})
+PRETRAINED_NON_MODELS = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor", "Scheduler")
+
+
+def pretrained_gives_model(qualified: str) -> bool:
+    """`AutoModel.from_pretrained`, `BertModel.from_pretrained`; not `AutoTokenizer.from_pretrained`."""
+    owner, _, last = qualified.rpartition(".")
+    return last in PRETRAINED_LOADERS and bool(owner) and not owner.rsplit(".", 1)[-1].endswith(PRETRAINED_NON_MODELS)
+
+
 PASSTHROUGH_FUNCTIONS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy", "copy.copy"})
 
 _DEVICE_NAME = re.compile(r"(?:^|_)(?:dev|device|devices)(?:$|_)", re.IGNORECASE)

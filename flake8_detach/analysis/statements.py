@@ -229,6 +229,8 @@ class StatementExecutor:
             qualified = self.imports.resolve(base.value)
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
+            elif qualified is not None and self.interp.project is not None and self.interp.project.is_module_class(qualified):
+                is_module = True  # `class Head(Backbone)` with Backbone an nn.Module of another project file
         info = ClassInfo(node.name.value, is_module)
         self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)

@@ -81,8 +81,10 @@ def register(subparsers: Any, summary: str) -> None:
     parser.set_defaults(func=run)
 
 
-def check_text(source: str, display_path: str, settings: Settings) -> FileReport:
-    """Check one decoded file; every failure becomes a one-line error, never an exception."""
+def check_text(source: str, display_path: str, settings: Settings, path: Path | None = None) -> FileReport:
+    """Check one decoded file; every failure becomes a one-line error, never an exception.
+
+    ``path``: where the file lives, for the project index (None: standard input, the file alone)."""
     report = FileReport(display_path, source=source)
     # flake8 compiles every file; a syntax error is an error even where no rule would look.
     tree, problem = python_parse(source, display_path)
@@ -92,13 +94,14 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
     try:
         if problem is None and not worth_analysing(source, settings, tree):
             return report  # what analyze() says of it, without loading the engine and libcst
-        from ..engine import analyze_module, parse
+        from ..engine import Place, analyze_module, parse
 
+        place = Place.of(path)
         if problem is None:
-            analysis = analyze_module(parse(source, tree), settings, source, tree)
+            analysis = analyze_module(parse(source, tree), settings, source, tree, place)
         else:  # newer syntax than this Python's is not the file's fault: libcst, which reads
             # every version's grammar, decides
-            analysis = analyze_module(parse(source), settings)
+            analysis = analyze_module(parse(source), settings, place=place)
     except AnalysisError as error:
         report.error = problem.message if problem is not None else one_line(error)
         report.error_position = problem.position if problem is not None else None
@@ -114,8 +117,10 @@ def check_text(source: str, display_path: str, settings: Settings) -> FileReport
     return report
 
 
-def check_path(path: Path, settings: Settings, data: bytes | None = None) -> FileReport:
-    """Check one file, from ``data`` when its bytes were already read (and hashed for the cache)."""
+def check_path(path: Path, settings: Settings, data: bytes | None = None, on_disk: bool = True) -> FileReport:
+    """Check one file, from ``data`` when its bytes were already read (and hashed for the cache).
+
+    ``on_disk``: ``path`` is where the file lives (its project is read); not so for stdin's name."""
     if path.suffix == ".ipynb":
         from ..sources.notebooks import (
             NotebookError,
@@ -130,27 +135,29 @@ def check_path(path: Path, settings: Settings, data: bytes | None = None) -> Fil
             return FileReport(str(path), skipped=str(skipped))
         except NotebookError as error:
             return FileReport(str(path), error=str(error))
-        return check_notebook_module(notebook, str(path), settings)
+        return check_notebook_module(notebook, str(path), settings, path if on_disk else None)
     try:
         source = read_source(path) if data is None else decode_source(data, str(path))
     except SourceError as error:
         return FileReport(str(path), error=str(error))
-    return check_text(source, str(path), settings)
+    return check_text(source, str(path), settings, path if on_disk else None)
 
 
 def check_stdin(data: bytes, display_path: str, settings: Settings) -> FileReport:
     """Check the bytes of standard input as the file ``display_path`` names (a notebook's JSON too)."""
-    report = check_path(Path(display_path), settings, data)
+    # `--stdin-filename src/x.py` (an editor's buffer) says where the file lives; the default does not.
+    report = check_path(Path(display_path), settings, data, on_disk=display_path != "stdin")
     report.path = display_path  # as the user wrote it (`./x.py`), not as Path normalises it
     return report
 
 
-def check_notebook_module(notebook: NotebookModule, display_path: str, settings: Settings) -> FileReport:
+def check_notebook_module(notebook: NotebookModule, display_path: str, settings: Settings,
+                          path: Path | None = None) -> FileReport:
     """Check a notebook's module (from a file, stdin or the editor) and put its findings in cells:
     positions and the places messages name, the cells left out, and where each lies in the JSON."""
     from ..sources.notebooks import placed_in_cells
 
-    report = check_text(notebook.source, display_path, settings)
+    report = check_text(notebook.source, display_path, settings, path)
     report.cells = notebook.line_map
     report.cell_errors = list(notebook.cell_errors)
     report.diagnostics = placed_in_cells(report.diagnostics, notebook.line_map)
@@ -184,7 +191,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
     mode = MODE_CHECK if with_fixes else f"{MODE_CHECK} without fixes"
     for index, (path, settings) in enumerate(jobs_list):
         data = read_for_cache(path)
-        key = None if data is None else cache.key(data, path.suffix, settings, mode)
+        key = None if data is None else cache.key(data, cache_kind(path), settings, mode)
         hit = None if key is None else cache.get(key, str(path), data)
         if hit is not None and data is not None and hit.cells is None and hit.diagnostics:
             try:  # the formats quote a diagnostic's line; a .py file's source is its bytes, decoded again
@@ -336,11 +343,24 @@ def run(args: argparse.Namespace) -> int:
     return 0 if args.exit_zero and code == 1 else code
 
 
+def cache_kind(path: Path) -> str:
+    """What besides its bytes a file's cached result depends on: its suffix and its project."""
+    from ..analysis.project import project_fingerprint
+
+    try:
+        return f"{path.suffix}\0{project_fingerprint(path)}"
+    except OSError:
+        return path.suffix
+
+
 def open_cache(args: argparse.Namespace) -> ResultsCache | None:
     """The results cache of ``--cache-dir`` (``--no-cache`` runs never load the module)."""
+    from ..analysis.project import use_summary_directory
     from ..sources.cache import ResultsCache, default_directory
 
-    return ResultsCache.open(args.cache_dir or default_directory())
+    cache = ResultsCache.open(args.cache_dir or default_directory())
+    use_summary_directory(cache.directory if cache is not None else None)  # the project index's summaries
+    return cache
 
 
 def _report_diff(fixes: list[FileFix], unsafe: bool) -> int:

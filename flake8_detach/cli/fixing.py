@@ -25,6 +25,7 @@ from ..settings import Settings
 from ..sources.cache import MODE_FIX, MODE_FIX_UNSAFE, ResultsCache, read_for_cache
 from ..sources.files import SourceError, decode_source
 from ..sources.notebooks import NotebookError, NotebookSkipped, notebook_from_bytes
+from .check import cache_kind
 from .parallel import PARALLEL_MIN_FILES, map_files
 from .progress import Progress
 
@@ -78,7 +79,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
              folder: Path | None = None) -> FileFix:
     mode = MODE_FIX_UNSAFE if unsafe else MODE_FIX
     data = read_for_cache(path)
-    key = cache.key(data, path.suffix, settings, mode) if cache is not None and data is not None else None
+    key = cache.key(data, cache_kind(path), settings, mode) if cache is not None and data is not None else None
     if cache is not None and key is not None:
         hit = cache.get(key, str(path), data)
         if hit is not None:
@@ -89,8 +90,11 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
                     pass
             return FileFix(hit)
     links = _link_count(path)
+    from ..engine import located
+
     try:
-        result = fix_file(path, settings, unsafe=unsafe, write=write, data=data, folder=folder)
+        with located(path):  # the engine reads the file's project (analysis/project.py)
+            result = fix_file(path, settings, unsafe=unsafe, write=write, data=data, folder=folder)
     except FixFileError as error:
         return FileFix(FileReport(str(path), error=str(error)), unreadable=True)
     settled = not result.remaining or not _fixable(result.remaining, unsafe)  # fixing again would change nothing
@@ -103,7 +107,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
         if not result.changed and key is not None:
             cache.put(key, report)
         elif result.written is not None:
-            cache.put(cache.key(result.written, path.suffix, settings, mode), report)
+            cache.put(cache.key(result.written, cache_kind(path), settings, mode), report)
     return fixed
 
 

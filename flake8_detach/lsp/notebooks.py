@@ -112,7 +112,8 @@ async def analyse_notebook(ls: NotebookHost, notebook_uri: str) -> NotebookResul
     module = assemble(path, [(index, text) for index, _, text in cells])
     config = ls.config_for(notebook_uri)
     settings = config.settings_for(Path(path))
-    report = await asyncio.to_thread(check_notebook_module, module, path, settings)
+    on_disk = Path(path) if to_fs_path(notebook_uri) else None  # the .ipynb's path, for the project index
+    report = await asyncio.to_thread(check_notebook_module, module, path, settings, on_disk)
     numbers = {cell.index: cell.number for cell in module.cells}
     uris = {numbers[index]: uri for index, uri, _ in cells if index in numbers}
     result = NotebookResult(notebook.version, module, report, uris,

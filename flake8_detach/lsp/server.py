@@ -228,7 +228,9 @@ class DetachLanguageServer(LanguageServer):
         path = to_fs_path(uri)
         if path and is_path_excluded(Path(path), config.extend_exclude, root):
             return FileReport(path)
-        return check_text(source, path or uri, config.settings_for(Path(path) if path else None))
+        # The buffer's path reaches the project index (analysis/project.py); an untitled buffer has none.
+        return check_text(source, path or uri, config.settings_for(Path(path) if path else None),
+                          Path(path) if path else None)
 
     @classmethod
     def check_and_render(cls, uri: str, source: str, config: Config, root: Path | None) -> FileReport:
@@ -545,6 +547,9 @@ def create_server(
         if (to_fs_path(uri) or uri).endswith(CONFIG_FILES):
             ls.settings_changed()  # a saved pyproject.toml changes the settings, it is not code
         else:
+            from ..analysis.project import forget_projects
+
+            forget_projects()  # a saved models.py changes what the other files' summaries say
             ls.schedule(uri, 0)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)

@@ -85,6 +85,10 @@ class NumpyOnGradTensor(Rule):
             "import torch\nnet = torch.nn.Linear(2, 1)\n\n\ndef outputs(xs):\n    for x in xs:\n        yield net(x)\n\n\n"
             "for out in outputs([torch.ones(2)]):\n    out.detach().numpy()\n",
         ),
+        Invalid(  # a whole model loaded back is a module (analysis/semantics.py MODEL_LOADERS)
+            "import torch\nmodel = torch.load('m.pt', weights_only=False)\nmodel(torch.ones(3)).numpy()\n",
+            "import torch\nmodel = torch.load('m.pt', weights_only=False)\nmodel(torch.ones(3)).detach().numpy()\n",
+        ),
         Invalid(
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.cpu().numpy()\nw[0, 0] = 100.0\n",
             "import torch\nmodel = torch.nn.Linear(2, 2)\nw = model.weight.detach().cpu().numpy().copy()\nw[0, 0] = 100.0\n",

@@ -1,0 +1,738 @@
+"""The project index: what a file's own project tells about the names it imports.
+
+One file's text does not say that ``from models import Net`` is an ``nn.Module``, that
+``@smart_inference_mode()`` turns grad off, or that every caller of a helper runs under
+``torch.no_grad()``. This module answers those three questions from the other files of the
+project, read cheaply with :mod:`ast` (never libcst, never the full interpreter):
+
+- the **root** is found as flake8 and ruff do: the nearest folder upwards holding
+  ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git`` (none: the file's own folder);
+- a **module name** resolves as Python would run the code: from the importing file's folder (a
+  script's ``sys.path[0]``), from the root, and from ``root/src``; relative imports from the
+  importing file's package. What resolves to no file of the project is a library;
+- each file gets a **summary** (:func:`summarise`, JSON): its imports, classes and their bases,
+  functions that turn grad off when used as decorators or contexts (a body that returns or wraps
+  ``torch.no_grad()`` / ``torch.inference_mode()``, or a factory of such a decorator), and its
+  outgoing calls with the grad contexts around each;
+- summaries are computed once per file content and code version and stored in the results
+  cache's folder (``sources/cache.py``: atomic renames, shared by flake8's workers, ``check
+  --jobs`` and the language server), or kept in memory only when the cache is off;
+- the **reverse index** (who calls what) is built from all the summaries the first time a helper
+  with no caller in its own file asks, and tells whether every project call site of it runs with
+  grad off (directly, or inside a function that itself only runs with grad off: a fixpoint).
+
+Nothing here imports libcst: flake8 loads it only for files that pass the screen.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import threading
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:  # as sources/cache.py: hashlib's import loads OpenSSL for nothing
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+# Folders that hold no project code (environments, builds, caches, vendored packages).
+SKIPPED_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", ".env", "__pycache__", "node_modules",
+    "build", "dist", "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".flake8_detach_cache",
+    ".eggs", ".ipynb_checkpoints",
+})
+MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
+MAX_FILE_BYTES = 2 * 2**20
+SUMMARY_FORMAT = "4"  # bump when a summary's layout or meaning changes
+SUMMARY_FOLDER = "project-summaries"
+# Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
+TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                           "torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
+# Checked on torch 2.13: a tensor these make never requires grad (`requires_grad=` aside).
+GRAD_FREE_RESULTS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.frombuffer"})
+GRAD_FREE_METHODS = frozenset({"detach", "numpy", "item", "tolist"})
+_GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
+RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
+THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
+RE_EXPORT_HOPS = 4
+
+
+# ----------------------------------------------------------------------------------- the root
+def find_root(path: Path) -> Path:
+    """The nearest folder at or above ``path``'s folder with a project marker, else its folder."""
+    start = path.parent if path.suffix else path
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in ROOT_MARKERS):
+            return folder
+    return start
+
+
+def project_files(root: Path) -> list[Path]:
+    """The project's Python files, skipping environments and build folders; [] past the bound."""
+    found: list[Path] = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = sorted(name for name in folders if name not in SKIPPED_FOLDERS and not name.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                found.append(Path(folder) / name)
+                if len(found) > MAX_PROJECT_FILES:
+                    return []
+    return found
+
+
+# ----------------------------------------------------------------------------- the summaries
+class _Summariser(ast.NodeVisitor):
+    """One walk over a file's ``ast`` tree; what other files need of it, as plain JSON."""
+
+    def __init__(self) -> None:
+        self.imports: dict[str, str] = {}  # local name -> dotted reference (".x" relative)
+        self.classes: dict[str, list[str]] = {}  # class -> its bases, as references
+        self.functions: dict[str, list[str]] = {}  # "f" / "C.m" -> its decorators, as references
+        self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
+        self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
+        self.calls: list[list[Any]] = []  # [caller unit, callee reference, kind, contexts]
+        self.escaped: set[str] = set()  # references read other than by a call (callbacks)
+        self.unit = ""  # the function being walked ("" for module code)
+        self.cls: str | None = None
+        self.contexts: list[str] = []  # references of the `with` items around the current point
+        self.bound: dict[str, str] = {}  # in the current unit: variable -> class reference it holds
+        # In the current unit: variable -> the contexts around each of its assignments so far.
+        self.assigned: dict[str, list[list[str]]] = {}
+        self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
+        self.depth = 0  # nesting of function definitions
+        self.mentions_grad_off = True  # the text names no_grad or inference_mode somewhere
+
+    # The names this file binds at its top level and what they refer to.
+    def reference(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call):
+            return self.reference(node.func)
+        if isinstance(node, ast.Name):
+            if node.id in self.imports:
+                return self.imports[node.id]
+            if node.id in self.classes or node.id in self.functions:
+                return THIS_MODULE + node.id
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.reference(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        return None
+
+    def collect_top_level(self, tree: ast.Module) -> None:
+        """Imports and definitions first: a call may name a function defined further down."""
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports[alias.asname] = alias.name
+                    else:
+                        head = alias.name.split(".", 1)[0]
+                        self.imports[head] = head
+            elif isinstance(node, ast.ImportFrom) and not any(alias.name == "*" for alias in node.names):
+                base = "." * node.level + (node.module or "")
+                for alias in node.names:
+                    joiner = "" if base.endswith(".") or not base else "."
+                    self.imports[alias.asname or alias.name] = f"{base}{joiner}{alias.name}"
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = []
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = []
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if self.depth == 0 and self.cls is None:
+            self.classes[node.name] = [ref for ref in map(self.reference, node.bases) if ref]
+            self.cls = node.name
+            self.generic_visit(node)
+            self.cls = None
+        else:
+            self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        decorators = [ref for ref in map(self.reference, node.decorator_list) if ref]
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        top = self.depth == 0
+        name = f"{self.cls}.{node.name}" if self.cls else node.name
+        if top:
+            self.functions[name] = decorators
+            if self.mentions_grad_off and _turns_grad_off(node, self.reference):
+                self.grad_off.append(name)
+            if _returns_grad_free(node, self.reference):
+                self.grad_free_returns.append(name)
+        saved = self.unit, self.contexts, self.bound, self.assigned
+        if top:
+            self.unit, self.contexts, self.bound, self.assigned = name, list(decorators), {}, {}
+            self.params[name] = [arg.arg for arg in (*node.args.posonlyargs, *node.args.args)]
+        else:
+            self.contexts = self.contexts + decorators
+        self.depth += 1
+        for statement in node.body:
+            self.visit(statement)
+        self.depth -= 1
+        self.unit, self.contexts, self.bound, self.assigned = saved
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        items = [ref for ref in (self.reference(item.context_expr) for item in node.items) if ref]
+        for item in node.items:
+            self.visit(item.context_expr)
+        saved = self.contexts
+        self.contexts = self.contexts + items
+        for statement in node.body:
+            self.visit(statement)
+        self.contexts = saved
+
+    visit_AsyncWith = visit_With
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        call = node.value if isinstance(node.value, ast.Call) else None
+        explicit = call is not None and any(keyword.arg == "requires_grad" for keyword in call.keywords)
+        result = self.reference(call.func) if call is not None and not explicit else None
+        marks = [RESULT_OF + result] if result is not None else []
+        for target in node.targets:
+            for name in _bound_names(target):
+                self.assigned.setdefault(name, []).append(self.contexts + marks)
+        if isinstance(node.value, ast.Call):
+            ref = self.reference(node.value.func)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    if ref is not None:
+                        self.bound[target.id] = ref
+                    else:
+                        self.bound.pop(target.id, None)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        self._note_call(func, node)
+        for part in (*node.args, *(keyword.value for keyword in node.keywords)):
+            self.visit(part)
+        if isinstance(func, ast.Attribute):
+            self.visit(func.value)
+        elif not isinstance(func, ast.Name):
+            self.visit(func)
+
+    def _arguments(self, call: ast.Call) -> list[list[Any]] | None:
+        """Per argument (its position or keyword): the contexts of each assignment of the variable
+        it reads (`output[0]` reads `output`), or None when that is not known in this function."""
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+            return None  # `f(*args)`: which parameter gets what is not in the file
+        found: list[list[Any]] = []
+        for key, value in [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords)]:
+            base = value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            found.append([key, self.assigned.get(base.id) if isinstance(base, ast.Name) else None])
+        return found
+
+    def _note_call(self, func: ast.expr, call: ast.Call) -> None:
+        contexts: list[Any] = [list(self.contexts), self._arguments(call)]
+        if isinstance(func, ast.Name) and func.id in self.bound:  # `model = Net(); model(x)`
+            self.calls.append([self.unit, self.bound[func.id], "instance", *contexts])
+            return
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            owner = func.value.id
+            if owner == "self" and self.cls is not None:
+                self.calls.append([self.unit, f"{THIS_MODULE}{self.cls}.{func.attr}", "method", *contexts])
+                return
+            if owner in self.bound:  # `model.warmup(...)`
+                self.calls.append([self.unit, f"{self.bound[owner]}.{func.attr}", "method", *contexts])
+                return
+        if isinstance(func, ast.Call):  # `Net()(x)`: the instance is called
+            ref = self.reference(func.func)
+            if ref is not None:
+                self.calls.append([self.unit, ref, "instance", *contexts])
+            return
+        ref = self.reference(func)
+        if ref is not None:
+            self.calls.append([self.unit, ref, "call", *contexts])
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            ref = self.reference(node)
+            if ref is not None:
+                self.escaped.add(ref)  # read, not called: a callback, a `map(f, ...)`
+
+    def summary(self) -> dict[str, Any]:
+        return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
+                "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
+                "params": self.params, "grad_free_returns": self.grad_free_returns}
+
+
+def _bound_names(target: ast.expr) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
+_HANDLERS = (ast.ExceptHandler, *((ast.match_case,) if hasattr(ast, "match_case") else ()))
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement at any depth, without walking into expressions (imports are statements)."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if inner:
+                for child in reversed(inner):
+                    stack.extend(reversed(child.body) if isinstance(child, _HANDLERS) else [child])
+
+
+def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any) -> bool:
+    """A decorator, decorator factory or context manager that turns grad off.
+
+    Read from its body: it names ``torch.no_grad`` / ``torch.inference_mode`` (in a `return`,
+    a `with`, or on a nested function), and it gives something back (a `return` of a value or a
+    `yield`): ``return torch.no_grad()``, ``return (torch.inference_mode if new else
+    torch.no_grad)()(fn)``, a wrapper that calls ``fn`` inside ``with torch.no_grad():``, a
+    `@contextmanager` that yields there, or a factory returning any of these.
+    """
+    mentions = gives_back = False
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr in _GRAD_OFF_NAMES and reference(inner) in TORCH_NO_GRAD or (
+                isinstance(inner, ast.Name) and inner.id in _GRAD_OFF_NAMES and reference(inner) in TORCH_NO_GRAD):
+            mentions = True
+        elif isinstance(inner, ast.Return) and inner.value is not None or isinstance(inner, (ast.Yield, ast.YieldFrom)):
+            gives_back = True
+    return mentions and gives_back
+
+
+def _returns_grad_free(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any) -> bool:
+    """Every `return` of the function (nested ones aside) gives a tensor that needs no grad:
+    ``return torch.from_numpy(out)``, ``return y.detach()``."""
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, ast.Return):
+            returns.append(inner)
+        elif not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(inner))
+    return bool(returns) and all(
+        isinstance(ret.value, ast.Call) and (
+            reference(ret.value.func) in GRAD_FREE_RESULTS
+            or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
+        for ret in returns)
+
+
+def summarise(source: str | bytes) -> dict[str, Any] | None:
+    """The summary of one file's text, or None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    walker = _Summariser()
+    text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    walker.mentions_grad_off = "no_grad" in text or "inference_mode" in text
+    walker.collect_top_level(tree)
+    try:
+        walker.visit(tree)
+    except RecursionError:
+        return None
+    return walker.summary()
+
+
+# ------------------------------------------------------------------------------ the storage
+class SummaryStore:
+    """Summaries by content hash: in memory, and on disk in the results cache's folder when given."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+        self.memory: dict[str, dict[str, Any] | None] = {}
+
+    @staticmethod
+    def key(data: bytes) -> str:
+        from ..sources.cache import code_fingerprint
+
+        digest = blake2b(f"{code_fingerprint()}\0{SUMMARY_FORMAT}\0".encode(), digest_size=20)
+        digest.update(data)
+        return digest.hexdigest()
+
+    def summary_of(self, data: bytes) -> dict[str, Any] | None:
+        key = self.key(data)
+        if key in self.memory:
+            return self.memory[key]
+        found = self._read(key)
+        if found is None:
+            found = summarise(data)
+            if found is not None:
+                self._write(key, found)
+        self.memory[key] = found
+        return found
+
+    def _entry(self, key: str) -> Path | None:
+        return None if self.directory is None else self.directory / SUMMARY_FOLDER / key[:2] / f"{key[2:]}.json"
+
+    def _read(self, key: str) -> dict[str, Any] | None:
+        entry = self._entry(key)
+        if entry is None:
+            return None
+        try:
+            data = json.loads(entry.read_bytes())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("key") == key else None
+
+    def _write(self, key: str, summary: dict[str, Any]) -> None:
+        entry = self._entry(key)
+        if entry is None:
+            return
+        from ..sources.writing import replace_file
+
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(entry, json.dumps({**summary, "key": key}).encode(), prefix=".tmp-", suffix=".part",
+                         durable=False)
+        except OSError:
+            pass  # a summary not stored is computed again next time
+
+
+# ------------------------------------------------------------------------------- the project
+Unit = tuple[Path, str]  # a file and "f" or "C.m" in it
+
+
+@dataclass(frozen=True)
+class Site:
+    """One project call of a unit: the unit it is in (None: module code), whether grad is off
+    there, and the parameters it fills with values computed with grad off."""
+
+    caller: Unit | None
+    off: bool
+    free: frozenset[str]
+
+
+@dataclass
+class Project:
+    """One project's files, their summaries (read as asked), and the call graph between them."""
+
+    root: Path
+    store: SummaryStore
+    summaries: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
+    _callers: dict[Unit, tuple[bool, frozenset[str]]] | None = None
+    # Memos of name resolution: the same few names are resolved from every call of every file.
+    _files: dict[tuple[Path, str], tuple[Path, str] | None] = field(default_factory=dict)
+    _definitions: dict[tuple[Path, str], Unit | None] = field(default_factory=dict)
+    _known: frozenset[str] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # Reading files.
+    def summary(self, path: Path, source: str | None = None) -> dict[str, Any] | None:
+        if path in self.summaries:
+            return self.summaries[path]
+        if source is not None:
+            data: bytes | None = source.encode("utf-8", "surrogatepass")
+        else:
+            try:
+                data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
+            except OSError:
+                data = None
+        found = None if data is None else self.store.summary_of(data)
+        self.summaries[path] = found
+        return found
+
+    # Resolving names.
+    def module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
+        """The project file a dotted reference names and the rest of it (the name inside), or None."""
+        key = (importer.parent if not dotted.startswith(THIS_MODULE) else importer, dotted)
+        if key not in self._files:
+            self._files[key] = self._module_file(importer, dotted)
+        return self._files[key]
+
+    def _module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
+        if dotted.startswith(THIS_MODULE):
+            return importer, dotted[len(THIS_MODULE):]
+        if dotted.startswith("."):
+            level = len(dotted) - len(dotted.lstrip("."))
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            parts = [part for part in dotted[level:].split(".") if part]
+            return self._longest_module(parts, (base,), allow_package_itself=True)
+        parts = dotted.split(".")
+        bases = (importer.parent, self.root, self.root / "src")
+        return self._longest_module(parts, bases)
+
+    def _longest_module(self, parts: list[str], bases: Iterable[Path],
+                        allow_package_itself: bool = False) -> tuple[Path, str] | None:
+        known = self.known_files()
+        for base in bases:
+            folder = str(base)
+            for cut in range(len(parts), -1 if allow_package_itself else 0, -1):
+                stem = os.path.join(folder, *parts[:cut])
+                for candidate in (stem + ".py", os.path.join(stem, "__init__.py")) if cut else (
+                        os.path.join(stem, "__init__.py"),):
+                    if candidate in known:
+                        return Path(candidate), ".".join(parts[cut:])
+        return None
+
+    def known_files(self) -> frozenset[str]:
+        """The project's files as strings: resolving a name is set lookups, not file system calls."""
+        if self._known is None:
+            self._known = frozenset(str(path) for path in project_files(self.root))
+        return self._known
+
+    def definition(self, importer: Path, dotted: str) -> Unit | None:
+        """The file and top-level name (or "C.m") a reference ends at, following re-exports."""
+        key = (importer, dotted)
+        if key not in self._definitions:
+            self._definitions[key] = self._definition(importer, dotted)
+        return self._definitions[key]
+
+    def _definition(self, importer: Path, dotted: str) -> Unit | None:
+        for _ in range(RE_EXPORT_HOPS):
+            found = self.module_file(importer, dotted)
+            if found is None or not found[1]:
+                return None
+            path, rest = found
+            summary = self.summary(path)
+            if summary is None:
+                return None
+            head, _, tail = rest.partition(".")
+            if head in summary["classes"] or head in summary["functions"]:
+                return (path, rest)
+            if head in summary["imports"]:  # `from .torch_utils import smart_inference_mode` re-exported
+                importer, dotted = path, summary["imports"][head] + (f".{tail}" if tail else "")
+                continue
+            return None
+        return None
+
+    # Facts.
+    def is_module_class(self, importer: Path, dotted: str, seen: frozenset[Unit] = frozenset()) -> bool:
+        """Whether a reference names a project class deriving, at any depth, from a torch.nn module."""
+        from .semantics import is_nn_module_class
+
+        unit = self.definition(importer, dotted)
+        if unit is None or unit in seen:
+            return False
+        path, name = unit
+        summary = self.summary(path)
+        bases = summary["classes"].get(name) if summary is not None else None
+        if bases is None:
+            return False
+        for base in bases:
+            if base.startswith("torch.nn.") and is_nn_module_class(base):
+                return True
+            if self.is_module_class(path, base, seen | {unit}):
+                return True
+        return False
+
+    def turns_grad_off(self, importer: Path, dotted: str) -> bool:
+        unit = self.definition(importer, dotted)
+        if unit is None:
+            return False
+        summary = self.summary(unit[0])
+        return summary is not None and unit[1] in summary["grad_off"]
+
+    def grad_off_here(self, importer: Path, contexts: list[str]) -> bool:
+        """Whether one of the contexts around a call (with-items, decorators) turns grad off, or
+        (for an assignment) the value is the result of a project function returning no grad."""
+        return any(self._returns_grad_free(importer, context[len(RESULT_OF):]) if context.startswith(RESULT_OF)
+                   else context in TORCH_NO_GRAD or self.turns_grad_off(importer, context) for context in contexts)
+
+    def _returns_grad_free(self, importer: Path, dotted: str) -> bool:
+        if dotted in GRAD_FREE_RESULTS:
+            return True
+        unit = self.definition(importer, dotted)
+        summary = self.summary(unit[0]) if unit is not None else None
+        return summary is not None and unit is not None and unit[1] in summary.get("grad_free_returns", ())
+
+    def callers_without_grad(self, unit: Unit) -> tuple[bool, frozenset[str]]:
+        """What the project's calls of ``unit`` tell: whether every one runs with grad off, and
+        the parameters that every one fills with a value computed with grad off (all of them
+        when the first holds). Nothing calls it: (False, no parameter)."""
+        with self._lock:
+            if self._callers is None:
+                self._callers = self._judge_by_callers()
+        return self._callers.get(unit, (False, frozenset()))
+
+    def _call_sites(self) -> tuple[dict[Unit, list[Site]], set[Unit]]:
+        """Every project call of a project function or method, and the functions read otherwise."""
+        sites: dict[Unit, list[Site]] = {}
+        escaped: set[Unit] = set()
+        for path in map(Path, sorted(self.known_files())):
+            summary = self.summary(path)
+            if summary is None:
+                continue
+            for caller, reference, kind, contexts, arguments in summary["calls"]:
+                for unit in self._callees(path, reference, kind):
+                    source: Unit | None = (path, caller) if caller else None
+                    off = self.grad_off_here(path, contexts)
+                    sites.setdefault(unit, []).append(Site(source, off, self._grad_free(path, unit, arguments)))
+            for reference in summary["escaped"]:
+                read = self.definition(path, reference)
+                if read is not None and "." not in read[1]:
+                    escaped.add(read)
+        return sites, escaped
+
+    def _grad_free(self, path: Path, unit: Unit, arguments: list[list[Any]] | None) -> frozenset[str]:
+        """The callee's parameters this call fills with values computed with grad off, or leaves
+        to their defaults: `save_image(name, output[0])` with `output` assigned under no_grad."""
+        summary = self.summary(unit[0])
+        params = list(summary["params"].get(unit[1], [])) if summary is not None else []
+        if "." in unit[1]:
+            params = params[1:]  # `self`
+        if arguments is None:
+            return frozenset()
+        free = set(params)
+        for key, assignments in arguments:
+            name = params[key] if isinstance(key, int) and key < len(params) else key
+            evident = bool(assignments) and all(self.grad_off_here(path, contexts) for contexts in assignments)
+            if not evident:
+                free.discard(name)
+        return frozenset(free)
+
+    def _judge_by_callers(self) -> dict[Unit, tuple[bool, frozenset[str]]]:
+        """The greatest set of units called only with grad off or from units of the set (a
+        fixpoint: cycles of calls stay in it unless a call from outside turns grad on), then the
+        parameters every call fills without grad."""
+        sites, escaped = self._call_sites()
+        quiet = {unit for unit in sites if unit not in escaped}
+        changed = True
+        while changed:
+            changed = False
+            for unit in list(quiet):
+                if any(not site.off and (site.caller is None or site.caller not in quiet) for site in sites[unit]):
+                    quiet.discard(unit)
+                    changed = True
+        judged: dict[Unit, tuple[bool, frozenset[str]]] = {}
+        for unit, calls in sites.items():
+            if unit in escaped:
+                continue
+            if unit in quiet:
+                judged[unit] = (True, frozenset(self._all_parameters(unit)))
+                continue
+            free: frozenset[str] | None = None
+            for site in calls:
+                here = frozenset(self._all_parameters(unit)) if site.caller in quiet else site.free
+                free = here if free is None else free & here
+            judged[unit] = (False, free or frozenset())
+        return judged
+
+    def _all_parameters(self, unit: Unit) -> list[str]:
+        summary = self.summary(unit[0])
+        return list(summary["params"].get(unit[1], [])) if summary is not None else []
+
+    def _callees(self, path: Path, reference: str, kind: str) -> Iterator[Unit]:
+        unit = self.definition(path, reference)
+        if unit is None:
+            return
+        target, name = unit
+        summary = self.summary(target)
+        if summary is None:
+            return
+        if name in summary["classes"]:  # `Net(...)` runs `__init__`; `net(x)` runs `forward`
+            method = "forward" if kind == "instance" else "__init__"
+            for candidate in (f"{name}.{method}", f"{name}.__call__") if kind == "instance" else (f"{name}.{method}",):
+                if candidate in summary["functions"]:
+                    yield target, candidate
+            return
+        if name in summary["functions"]:
+            yield target, name
+
+
+# ------------------------------------------------------------------------ one file's view
+@dataclass
+class ProjectView:
+    """What the interpreter of one file asks its project (see interpreter.py's docstring)."""
+
+    project: Project
+    path: Path
+
+    def is_module_class(self, qualified: str) -> bool:
+        return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
+
+    def no_grad_names(self, aliases: dict[str, str]) -> frozenset[str]:
+        """The names, as this file writes or imports them, of project functions that turn grad off."""
+        names = {qualified for qualified in set(aliases.values())
+                 if not qualified.startswith("torch") and self.project.turns_grad_off(self.path, qualified)}
+        summary = self.project.summary(self.path)
+        if summary is not None:
+            names.update(name for name in summary["grad_off"] if "." not in name)
+        return frozenset(names)
+
+    def callers_without_grad(self, name: str) -> tuple[bool, frozenset[str]]:
+        """Of this file's function (or "C.m"): whether every project call runs with grad off, and
+        which parameters every call fills with values computed with grad off."""
+        return self.project.callers_without_grad((self.path, name))
+
+
+_summary_directory: Path | None = None  # set by a front that has a results cache (None: memory only)
+
+
+def use_summary_directory(directory: Path | None) -> None:
+    """Store summaries under ``directory`` (the results cache's own folder) from now on in this
+    process and the workers it forks; None keeps them in memory (``--no-cache``)."""
+    global _summary_directory
+    _summary_directory = directory
+
+
+def summary_directory() -> Path | None:
+    return _summary_directory
+
+
+_FINGERPRINTS: dict[Path, str] = {}
+
+
+def project_fingerprint(path: Path) -> str:
+    """A digest of the project around ``path`` (each file's name, size and modification time),
+    computed once per root and process: part of a cached result's key, since a file's diagnostics
+    now depend on the other files of its project (an edit to models.py changes train.py's)."""
+    root = find_root(path.resolve())
+    found = _FINGERPRINTS.get(root)
+    if found is None:
+        digest = blake2b(digest_size=16)
+        for file in project_files(root):
+            try:
+                stat = file.stat()
+            except OSError:
+                continue
+            digest.update(f"{file.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        found = _FINGERPRINTS[root] = digest.hexdigest()
+    return found
+
+
+_PROJECTS: dict[tuple[Path, Path | None], Project] = {}
+_PROJECTS_LOCK = threading.Lock()
+
+
+def project_view(path: str | os.PathLike[str] | None, source: str | None = None,
+                 cache_directory: Path | None = None) -> ProjectView | None:
+    """The view of ``path``'s project (one Project per root and cache, kept for the process), or None
+    without a path. ``source`` is the text being analysed (an editor's buffer may differ from disk)."""
+    if path is None:
+        return None
+    file = Path(path).resolve()
+    root = find_root(file)
+    with _PROJECTS_LOCK:
+        project = _PROJECTS.get((root, cache_directory))
+        if project is None:
+            project = _PROJECTS[(root, cache_directory)] = Project(root, SummaryStore(cache_directory))
+    if source is not None:
+        project.summaries.pop(file, None)
+        project.summary(file, source)
+    return ProjectView(project, file)
+
+
+def forget_projects() -> None:
+    """Drop the in-process projects (the language server after an edit to another file, tests)."""
+    with _PROJECTS_LOCK:
+        _PROJECTS.clear()
+        _FINGERPRINTS.clear()

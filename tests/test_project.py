@@ -1,0 +1,408 @@
+"""The project index (analysis/project.py): facts that cross files, on small projects in tmp_path.
+
+Each project case has a runtime proof: the small project is executed with torch (in a subprocess,
+the project's folder on sys.path) and fails, or runs clean, as the diagnostics claim.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flake8_detach.analysis import project as project_module
+from flake8_detach.analysis.project import find_root, forget_projects, summarise
+from flake8_detach.engine import Place, analyze
+
+GRAD_ERROR = "Can't call numpy() on Tensor that requires grad"
+CALLER_DEPENDENT = "it depends on the caller"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_projects() -> None:
+    forget_projects()
+    project_module.use_summary_directory(None)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def codes(root: Path, name: str, cache: Path | None = None, with_place: bool = True) -> list[tuple[int, str]]:
+    path = root / name
+    place = Place(path, cache) if with_place else None
+    return [(d.line, d.message) for d in analyze(path.read_text(), place=place).diagnostics]
+
+
+def run_script(root: Path, script: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, str(root / script)], cwd=cwd or root, env=env,
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+MODELS = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+TRAIN = """
+    import torch
+    from models import Net
+
+    model = Net()
+    out = model(torch.ones(1, 3))
+    print(out.numpy())
+"""
+
+SMART = """
+    import torch
+
+
+    def smart_inference_mode(new=True):
+        def decorate(fn):
+            return (torch.inference_mode if new else torch.no_grad)()(fn)
+        return decorate
+"""
+
+METRICS = """
+    import torch
+
+
+    def to_array(t):
+        return t.numpy()
+"""
+
+
+def test_a_module_class_of_models_py_is_a_module_in_train_py(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    assert codes(tmp_path, "train.py", with_place=False) == []  # the file alone does not know Net
+    found = codes(tmp_path, "train.py")
+    assert [line for line, _ in found] == [6] and found[0][1].startswith("DET101")
+    proof = run_script(tmp_path, "train.py")
+    assert proof.returncode != 0 and GRAD_ERROR in proof.stderr
+
+
+def test_a_subclass_of_a_project_module_class_is_a_module_too(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "heads.py": """
+        from models import Net
+
+
+        class Head(Net):
+            pass
+    """, "train.py": TRAIN.replace("from models import Net", "from heads import Head as Net")})
+    assert [line for line, _ in codes(tmp_path, "train.py")] == [6]
+    proof = run_script(tmp_path, "train.py")
+    assert GRAD_ERROR in proof.stderr
+
+
+def test_a_project_no_grad_decorator_factory_makes_its_callees_clean(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils/__init__.py": "", "utils/torch_utils.py": SMART,
+                     "utils/metrics.py": METRICS, "val.py": """
+        import torch
+        from models import Net
+        from utils.metrics import to_array
+        from utils.torch_utils import smart_inference_mode
+
+
+        @smart_inference_mode()
+        def run():
+            model = Net()
+            out = model(torch.ones(1, 3))
+            print(to_array(out), out.numpy())
+
+
+        run()
+    """})
+    alone = codes(tmp_path, "utils/metrics.py", with_place=False)
+    assert len(alone) == 1 and CALLER_DEPENDENT in alone[0][1]
+    assert codes(tmp_path, "utils/metrics.py") == []  # its one caller runs under inference mode
+    assert codes(tmp_path, "val.py") == []  # `@smart_inference_mode()` turns grad off as torch's own do
+    proof = run_script(tmp_path, "val.py")
+    assert proof.returncode == 0, proof.stderr
+
+
+def test_a_helper_with_a_grad_caller_elsewhere_stays_flagged(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "metrics.py": METRICS, "train.py": """
+        import torch
+        from metrics import to_array
+        from models import Net
+
+        with torch.no_grad():
+            quiet = to_array(Net()(torch.ones(1, 3)))
+        print(to_array(Net()(torch.ones(1, 3))))
+    """})
+    found = codes(tmp_path, "metrics.py")
+    assert len(found) == 1 and found[0][1].startswith("DET101")
+    proof = run_script(tmp_path, "train.py")
+    assert GRAD_ERROR in proof.stderr
+
+
+def test_an_argument_computed_under_no_grad_makes_its_parameter_clean(tmp_path: Path) -> None:
+    # pytorch/examples fast_neural_style: `output` is computed under no_grad, passed after it.
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils.py": """
+        import torch
+
+
+        def save(name, data):
+            return name, data.clone().numpy()
+    """, "main.py": """
+        import torch
+        import utils
+        from models import Net
+
+
+        def run_elsewhere(image):
+            return torch.from_numpy(image.numpy() * 2)
+
+
+        def stylize(name, elsewhere=False):
+            if elsewhere:
+                output = run_elsewhere(torch.ones(1, 3))
+            else:
+                with torch.no_grad():
+                    output = Net()(torch.ones(1, 3))
+            utils.save(name, output[0])
+            held = Net()(torch.ones(1, 3))
+            return held
+
+
+        stylize("x")
+        stylize("y", elsewhere=True)
+    """})
+    assert codes(tmp_path, "utils.py") == []
+    assert run_script(tmp_path, "main.py").returncode == 0
+    write(tmp_path, {"main.py": """
+        import torch
+        import utils
+        from models import Net
+
+        utils.save("x", Net()(torch.ones(1, 3)))
+    """})
+    forget_projects()
+    assert len(codes(tmp_path, "utils.py")) == 1  # a value computed with grad on: flagged as before
+    assert GRAD_ERROR in run_script(tmp_path, "main.py").stderr
+
+
+def test_a_helper_nothing_calls_stays_caller_dependent(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "metrics.py": METRICS, "other.py": "import metrics\n"})
+    found = codes(tmp_path, "metrics.py")
+    assert len(found) == 1 and CALLER_DEPENDENT in found[0][1]
+
+
+def test_callers_that_only_run_under_no_grad_callers_count_as_no_grad(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "metrics.py": METRICS, "steps.py": """
+        from metrics import to_array
+
+
+        def report(out):
+            return to_array(out)
+    """, "main.py": """
+        import torch
+        from models import Net
+        from steps import report
+
+        with torch.no_grad():
+            print(report(Net()(torch.ones(1, 3))))
+    """})
+    assert codes(tmp_path, "metrics.py") == []
+    assert run_script(tmp_path, "main.py").returncode == 0
+
+
+def test_relative_imports_in_a_package(tmp_path: Path) -> None:
+    write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/models.py": MODELS,
+                     "pkg/train.py": TRAIN.replace("from models import Net", "from .models import Net")})
+    assert [line for line, _ in codes(tmp_path, "pkg/train.py")] == [6]
+    proof = subprocess.run([sys.executable, "-m", "pkg.train"], cwd=tmp_path, capture_output=True, text=True, check=False,
+                           timeout=120)
+    assert GRAD_ERROR in proof.stderr
+
+
+def test_a_src_layout(tmp_path: Path) -> None:
+    write(tmp_path, {"pyproject.toml": "", "src/mypkg/__init__.py": "", "src/mypkg/models.py": MODELS,
+                     "scripts/train.py": TRAIN.replace("from models import Net", "from mypkg.models import Net")})
+    assert find_root(tmp_path / "scripts" / "train.py") == tmp_path.resolve()
+    assert [line for line, _ in codes(tmp_path, "scripts/train.py")] == [6]
+    proof = run_script(tmp_path / "src", "../scripts/train.py")
+    assert GRAD_ERROR in proof.stderr
+
+
+def test_a_cycle_between_two_modules(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "a.py": """
+        import torch
+        import b
+
+
+        class A(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class Loop(b.Loop2):
+            pass
+    """, "b.py": """
+        import torch
+        import a
+
+
+        class B(a.A):
+            pass
+
+
+        class Loop2(a.Loop):
+            pass
+    """, "train.py": """
+        import torch
+        from b import B, Loop2
+
+        w = torch.ones(2, requires_grad=True)
+        print(Loop2)
+        print(B()(w).numpy())
+    """})
+    assert [line for line, _ in codes(tmp_path, "train.py")] == [6]
+    view = project_module.project_view(tmp_path / "train.py")
+    assert view is not None and not view.is_module_class("b.Loop2")  # the cycle ends, undecided: no module
+    proof = run_script(tmp_path, "train.py")
+    assert proof.returncode != 0  # the class cycle itself fails to import; B alone is the claim
+    write(tmp_path, {"b.py": "import a\n\n\nclass B(a.A):\n    pass\n", "a.py": """
+        import torch
+
+
+        class A(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+    """, "train.py": """
+        import torch
+        from b import B
+
+        w = torch.ones(2, requires_grad=True)
+        print(B()(w).numpy())
+    """})
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+
+
+def test_summaries_are_cached_and_an_edit_invalidates_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    assert [line for line, _ in codes(tmp_path, "train.py", cache)] == [6]
+    stored = sorted((cache / project_module.SUMMARY_FOLDER).rglob("*.json"))
+    assert len(stored) == 2  # train.py's and models.py's
+    forget_projects()  # a new process: only the disk is left
+
+    def refuse(source: str | bytes) -> None:
+        raise AssertionError("a summary of unchanged text was computed again")
+
+    monkeypatch.setattr(project_module, "summarise", refuse)
+    assert [line for line, _ in codes(tmp_path, "train.py", cache)] == [6]
+    monkeypatch.setattr(project_module, "summarise", summarise)
+    forget_projects()
+    write(tmp_path, {"models.py": MODELS.replace("nn.Module", "object").replace("super().__init__()", "pass")})
+    assert codes(tmp_path, "train.py", cache) == []  # Net is no module any more
+    assert len(sorted((cache / project_module.SUMMARY_FOLDER).rglob("*.json"))) == 3
+
+
+def test_library_model_loaders_give_modules() -> None:
+    source = textwrap.dedent("""
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        model = torch.load("model.pt", weights_only=False)
+        print(model(torch.ones(1, 3)).numpy())
+        scripted = torch.jit.load("model.ts")
+        print(scripted(torch.ones(1, 3)).numpy())
+        bert = AutoModel.from_pretrained("bert-base-uncased")
+        print(bert(torch.ones(1, 3)).numpy())
+        tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+        print(tokenizer("a text").numpy())
+    """)
+    assert [(d.line, d.code) for d in analyze(source).diagnostics] == [(6, "DET101"), (8, "DET101"), (10, "DET101")]
+
+
+def test_torch_load_of_a_saved_module_gives_outputs_that_require_grad(tmp_path: Path) -> None:
+    import torch
+
+    torch.save(torch.nn.Linear(3, 2), tmp_path / "model.pt")
+    torch.jit.save(torch.jit.script(torch.nn.Linear(3, 2)), tmp_path / "model.ts")
+    for loaded in (torch.load(tmp_path / "model.pt", weights_only=False), torch.jit.load(tmp_path / "model.ts")):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            loaded(torch.ones(1, 3)).numpy()
+
+
+def test_the_fronts_pass_the_path(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    check = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "train.py"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "train.py:6:11: DET101" in check.stdout, check.stdout + check.stderr
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DET", "train.py"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "train.py:6:11: DET101" in flake8.stdout, flake8.stdout + flake8.stderr
+    stdin = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "-"], cwd=tmp_path, env=env,
+                           input=(tmp_path / "train.py").read_text(), capture_output=True, text=True, check=False, timeout=120)
+    assert "DET101" not in stdin.stdout  # standard input has no place: the file alone, as before
+
+
+def test_check_results_cache_follows_an_edit_to_an_imported_module(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    command = [sys.executable, "-m", "flake8_detach", "check", "--cache-dir", str(tmp_path / "cache"), "train.py"]
+
+    def check() -> str:
+        return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, check=False,
+                              timeout=120).stdout
+
+    assert "train.py:6:11: DET101" in check()
+    assert "train.py:6:11: DET101" in check()  # from the cache
+    assert list((tmp_path / "cache").rglob(f"{project_module.SUMMARY_FOLDER}/*/*.json"))
+    write(project, {"models.py": MODELS.replace("nn.Module", "object").replace("super().__init__()", "pass")})
+    assert "DET101" not in check()  # train.py's own bytes did not change; its project did
+    fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "train.py"],
+                         cwd=project, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert ".detach()" not in fix.stdout
+    write(project, {"models.py": MODELS})
+    fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--diff", "train.py"],
+                         cwd=project, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "+print(out.detach().numpy())" in fix.stdout, fix.stdout + fix.stderr
+
+
+def test_the_language_server_reads_the_project_of_a_file_uri(tmp_path: Path) -> None:
+    pytest.importorskip("pygls")
+    from flake8_detach.config import Config
+    from flake8_detach.lsp.server import DetachLanguageServer
+
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    source = (tmp_path / "train.py").read_text()
+    on_disk = DetachLanguageServer.check((tmp_path / "train.py").as_uri(), source, Config(), tmp_path)
+    assert [(d.line, d.code) for d in on_disk.diagnostics] == [(6, "DET101")]
+    untitled = DetachLanguageServer.check("untitled:Untitled-1", source, Config(), None)
+    assert untitled.diagnostics == []  # no path: the buffer alone, as before
+
+
+def test_a_notebook_beside_the_project_reads_it(tmp_path: Path) -> None:
+    import json
+
+    write(tmp_path, {"setup.py": "", "models.py": MODELS})
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": textwrap.dedent(TRAIN).lstrip("\n")}]
+    (tmp_path / "explore.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                        "nbformat_minor": 5}))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    check = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "explore.ipynb"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "DET101" in check.stdout, check.stdout + check.stderr
