@@ -11,15 +11,12 @@ from __future__ import annotations
 import ast
 import functools
 import gc
-import os
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import libcst as cst
@@ -31,6 +28,7 @@ from .analysis.interpreter import Interpreter
 from .analysis.project import ProjectView
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixing.rewrites import restyle
+from .place import Place, current_place, located
 from .positions import start_positions, statement_start_positions
 from .rules import selected_rules
 from .screening import worth_analysing
@@ -185,42 +183,10 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
         raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
 
 
-@dataclass(frozen=True)
-class Place:
-    """Where a file lives, for the project index (analysis/project.py): its ``path`` on disk
-    (the .py, or the .ipynb of a notebook) and the folder that caches project summaries (None:
-    computed in memory only). No place (stdin, a test's string): the file alone, as before."""
-
-    path: str | os.PathLike[str]
-    cache_directory: Path | None = None
-
-    @classmethod
-    def of(cls, path: str | os.PathLike[str] | None) -> Place | None:
-        """The place of a file at ``path`` with the process's summary folder; None without a path."""
-        from .analysis.project import summary_directory
-
-        return None if path is None else cls(path, summary_directory())
-
-
-# The place of the file being fixed: `fix` reaches the engine through the fixing passes, which
-# know only the text; the CLI's loop sets this around each file (see `located`).
-_CURRENT_PLACE: ContextVar[Place | None] = ContextVar("flake8_detach_place", default=None)
-
-
-@contextmanager
-def located(path: str | os.PathLike[str] | None) -> Iterator[None]:
-    """Analyses inside this block without a place of their own are of the file at ``path``."""
-    token = _CURRENT_PLACE.set(Place.of(path))
-    try:
-        yield
-    finally:
-        _CURRENT_PLACE.reset(token)
-
-
 def project_of(place: Place | None, source: str | None) -> ProjectView | None:
     """The project view of a file at ``place``; None without one (and never an exception)."""
     if place is None:
-        place = _CURRENT_PLACE.get()
+        place = current_place()
     if place is None:
         return None
     from .analysis.project import project_view

@@ -268,7 +268,7 @@ def _bad_entry(project: Path) -> tuple[ResultsCache, str, bytes]:
     cache = ResultsCache.open(project / "cache")
     assert cache is not None
     data = (project / "bad.py").read_bytes()
-    key = cache.key(data, ".py", Settings(), cache_module.MODE_CHECK)
+    key = cache.key(data, check_module.cache_kind(project / "bad.py"), Settings(), cache_module.MODE_CHECK)
     assert cache._entry(key).is_file(), "check did not store bad.py's result where expected"
     return cache, key, data
 
@@ -280,7 +280,7 @@ def test_an_entry_names_its_key_a_copied_entry_is_a_miss(
 
     first = run(["bad.py", "clean.py"], capsys)
     cache, key, _ = _bad_entry(project)
-    clean_key = cache.key((project / "clean.py").read_bytes(), ".py", Settings(), cache_module.MODE_CHECK)
+    clean_key = cache.key((project / "clean.py").read_bytes(), check_module.cache_kind(project / "clean.py"), Settings(), cache_module.MODE_CHECK)
     cache._entry(key).write_bytes(cache._entry(clean_key).read_bytes())  # "nothing found", for bad.py
     counter = CountingCheck(monkeypatch)
     assert run(["bad.py", "clean.py"], capsys) == first
@@ -451,7 +451,7 @@ def _entries(project: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[Re
     found = []
     for name in ("bad.py", "train_across_cells.ipynb"):
         data = (project / name).read_bytes()
-        key = cache.key(data, Path(name).suffix, Settings(), cache_module.MODE_CHECK)
+        key = cache.key(data, check_module.cache_kind(project / name), Settings(), cache_module.MODE_CHECK)
         entry = json.loads(cache._entry(key).read_text())
         assert entry["diagnostics"], f"{name}: an entry with nothing to damage"
         assert cache.get(key, name, data) is not None

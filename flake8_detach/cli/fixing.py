@@ -90,7 +90,7 @@ def _fix_one(path: Path, settings: Settings, *, unsafe: bool, write: bool, cache
                     pass
             return FileFix(hit)
     links = _link_count(path)
-    from ..engine import located
+    from ..place import located
 
     try:
         with located(path):  # the engine reads the file's project (analysis/project.py)
