@@ -411,3 +411,26 @@ def test_a_notebook_beside_the_project_reads_it(tmp_path: Path) -> None:
     check = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "explore.ipynb"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
     assert "DET101" in check.stdout, check.stdout + check.stderr
+
+
+def test_a_device_constant_of_another_module_may_be_a_gpu(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "config.py": """
+        import torch
+        DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        CPU = torch.device("cpu")
+    """, "settings.py": "from config import DEVICE\n", "train.py": """
+        import torch
+        import config
+        from settings import DEVICE  # re-exported
+        from config import CPU
+
+        a = torch.ones(2).to(DEVICE)
+        a.numpy()
+        b = torch.ones(2).to(config.DEVICE)
+        b.numpy()
+        c = torch.ones(2).to(CPU)
+        c.numpy()
+    """})
+    found = codes(tmp_path, "train.py")
+    assert [line for line, message in found if message.startswith("DET104")] == [7, 9]
+    assert codes(tmp_path, "train.py", with_place=False) == []  # the file alone does not know DEVICE

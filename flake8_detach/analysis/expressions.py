@@ -365,8 +365,16 @@ class ExpressionEvaluator:
                 return found.unless(found.device_if)  # moved under `if use_gpu:`; use_gpu is false here
             return found
         if node.value in self.imports.aliases:
-            return EMPTY
+            return self._project_constant(self.imports.aliases[node.value])
         if sem.is_device_name(node.value):
+            return Value(Flag.DEVICE_SPEC)
+        return EMPTY
+
+    def _project_constant(self, qualified: str) -> Value:
+        """An imported name: a device constant of another project module (`from config import
+        DEVICE`) may be a GPU (analysis/project.py); anything else imported is not known here."""
+        project = self.interp.project
+        if project is not None and project.is_device_constant(qualified):
             return Value(Flag.DEVICE_SPEC)
         return EMPTY
 
@@ -378,7 +386,7 @@ class ExpressionEvaluator:
         qualified = self.imports.resolve(node)
         if qualified is not None:  # torch.float32, np.pi, nn.functional: a library name
             dtype = dt.DTYPE_NAMES.get(qualified)
-            return EMPTY if dtype is None else Value(dtype)  # a dtype object, or nothing known
+            return self._project_constant(qualified) if dtype is None else Value(dtype)  # a dtype object
         base = self.eval(node.value, env)
         cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:

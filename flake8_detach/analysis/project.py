@@ -12,7 +12,8 @@ project, read cheaply with :mod:`ast` (never libcst, never the full interpreter)
   importing file's package. What resolves to no file of the project is a library;
 - each file gets a **summary** (:func:`summarise`, JSON): its imports, classes and their bases,
   functions that turn grad off when used as decorators or contexts (a body that returns or wraps
-  ``torch.no_grad()`` / ``torch.inference_mode()``, or a factory of such a decorator), and its
+  ``torch.no_grad()`` / ``torch.inference_mode()``, or a factory of such a decorator), its
+  module-level device constants that may be a GPU (``DEVICE = torch.device("cuda" ...)``), and its
   outgoing calls with the grad contexts around each;
 - summaries are computed once per file content and code version and stored in the results
   cache's folder (``sources/cache.py``: atomic renames, shared by flake8's workers, ``check
@@ -50,7 +51,7 @@ SKIPPED_FOLDERS = frozenset({
 })
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
-SUMMARY_FORMAT = "4"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "5"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -59,6 +60,7 @@ TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.aut
 GRAD_FREE_RESULTS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "torch.frombuffer"})
 GRAD_FREE_METHODS = frozenset({"detach", "numpy", "item", "tolist"})
 _GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
+GPU_DEVICE_PREFIXES = ("cuda", "mps", "xpu")  # device strings torch 2.13 maps to an accelerator
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
 RE_EXPORT_HOPS = 4
@@ -109,6 +111,7 @@ class _Summariser(ast.NodeVisitor):
         self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
         self.depth = 0  # nesting of function definitions
         self.mentions_grad_off = True  # the text names no_grad or inference_mode somewhere
+        self.devices: list[str] = []  # module-level names bound to a device that may be a GPU
 
     # The names this file binds at its top level and what they refer to.
     def reference(self, node: ast.expr) -> str | None:
@@ -141,6 +144,9 @@ class _Summariser(ast.NodeVisitor):
                     joiner = "" if base.endswith(".") or not base else "."
                     self.imports[alias.asname or alias.name] = f"{base}{joiner}{alias.name}"
         for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _names_a_gpu(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                self.devices.extend(target.id for target in targets if isinstance(target, ast.Name))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = []
             elif isinstance(node, ast.ClassDef):
@@ -265,7 +271,23 @@ class _Summariser(ast.NodeVisitor):
     def summary(self) -> dict[str, Any]:
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
-                "params": self.params, "grad_free_returns": self.grad_free_returns}
+                "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices}
+
+
+def _names_a_gpu(value: ast.expr) -> bool:
+    """A module-level device constant that may be a GPU: `"cuda"`, `torch.device("cuda:0")`,
+    `torch.device("cuda" if torch.cuda.is_available() else "cpu")` (a string naming cuda or mps
+    anywhere in the value, held by a string or a `device(...)` call; the file's own walk treats
+    the same values as devices that may be a GPU)."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name != "device":
+            return False
+        return any(_names_a_gpu(argument) for argument in value.args)
+    if isinstance(value, ast.IfExp):
+        return _names_a_gpu(value.body) or _names_a_gpu(value.orelse)
+    return isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.startswith(GPU_DEVICE_PREFIXES)
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:
@@ -534,6 +556,24 @@ class Project:
                 return True
         return False
 
+    def is_device_constant(self, importer: Path, dotted: str) -> bool:
+        """Whether a reference names a module-level device constant of the project that may be a
+        GPU (`from config import DEVICE`, `config.DEVICE`), following re-exports."""
+        for _ in range(RE_EXPORT_HOPS):
+            found = self.module_file(importer, dotted)
+            if found is None or not found[1]:
+                return False
+            path, rest = found
+            summary = self.summary(path)
+            if summary is None or "." in rest:
+                return False
+            if rest in summary.get("devices", ()):
+                return True
+            if rest not in summary["imports"]:
+                return False
+            importer, dotted = path, summary["imports"][rest]
+        return False
+
     def turns_grad_off(self, importer: Path, dotted: str) -> bool:
         unit = self.definition(importer, dotted)
         if unit is None:
@@ -658,6 +698,9 @@ class ProjectView:
 
     def is_module_class(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
+
+    def is_device_constant(self, qualified: str) -> bool:
+        return not qualified.startswith("torch.") and self.project.is_device_constant(self.path, qualified)
 
     def no_grad_names(self, aliases: dict[str, str]) -> frozenset[str]:
         """The names, as this file writes or imports them, of project functions that turn grad off."""
