@@ -434,3 +434,30 @@ def test_a_device_constant_of_another_module_may_be_a_gpu(tmp_path: Path) -> Non
     found = codes(tmp_path, "train.py")
     assert [line for line, message in found if message.startswith("DET104")] == [7, 9]
     assert codes(tmp_path, "train.py", with_place=False) == []  # the file alone does not know DEVICE
+
+
+def test_what_torch_load_gives_is_a_model_only_where_it_is_called(tmp_path: Path) -> None:
+    """`torch.load` gives whatever was pickled; DETR's plot_utils reads evaluation arrays with it."""
+    import torch
+
+    torch.save({"precision": torch.ones(2, 3)}, tmp_path / "eval.pth")
+    source = textwrap.dedent("""
+        import torch
+        import matplotlib.pyplot as plt
+        data = torch.load(PATH)
+        precision = data["precision"][0, :]
+        plt.plot(precision.numpy())
+        model = torch.load(MODEL, weights_only=False)
+        model.eval()
+        out = model(torch.ones(1, 3))
+        out.numpy()
+    """)
+    found = [(d.line, d.code) for d in analyze(source).diagnostics]
+    assert found == [(10, "DET101")]
+    torch.save(torch.nn.Linear(3, 2), tmp_path / "model.pt")
+    namespace = {"PATH": tmp_path / "eval.pth", "MODEL": tmp_path / "model.pt"}
+    with pytest.raises(RuntimeError, match="requires grad") as raised:
+        # The checkpoint's lines run; the model's output raises.
+        runnable = source.replace("matplotlib.pyplot as plt", "builtins as plt").replace("plt.plot", "plt.print")
+        exec(compile(runnable, "case", "exec"), namespace)  # noqa: S102
+    assert raised.traceback[-1].lineno + 1 == 10  # pytest counts lines from 0

@@ -271,6 +271,8 @@ class CallEvaluator:
         if qualified.startswith(sem.MODEL_FACTORIES) or qualified in sem.MODEL_LOADERS or (
                 sem.pretrained_gives_model(qualified)):
             return Value(Flag.MODULE)
+        if qualified in sem.CHECKPOINT_LOADERS:
+            return Value(Flag.MODULE_HINT)  # a model if the file calls it (`model(x)`), else a checkpoint
         if self.interp.project is not None and self.interp.project.is_module_class(qualified):
             return Value(Flag.MODULE)  # a project class deriving from nn.Module (analysis/project.py)
         if not qualified.startswith("torch."):

@@ -65,7 +65,11 @@ MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # on torch 2.13: `torch.load` of a pickled module gives that module (weights_only=False), and of a
 # state dict a dict, which is never called as a model; `torch.jit.load` gives a
 # RecursiveScriptModule (an nn.Module subclass), whose outputs require grad when its parameters do.
-MODEL_LOADERS = frozenset({"torch.load", "torch.jit.load", "torch.serialization.load", "torch.hub.load"})
+MODEL_LOADERS = frozenset({"torch.jit.load", "torch.hub.load"})
+# `torch.load` gives whatever was pickled: a whole model, but more often a checkpoint dict, a state
+# dict or tensors of results (DETR's plot_utils reads eval arrays with it). Its result is a model
+# only where the file calls it as one (Flag.MODULE_HINT): indexing it is not reading a module.
+CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.serialization.load"})
 # `<Class>.from_pretrained(...)`: the documented API of transformers, diffusers and
 # timm/torchvision-style libraries (not installed here); tokenizers and configs share the name, so
 # the class's own name decides (see pretrained_gives_model).
