@@ -388,6 +388,10 @@ class ExpressionEvaluator:
             dtype = dt.DTYPE_NAMES.get(qualified)
             return self._project_constant(qualified) if dtype is None else Value(dtype)  # a dtype object
         base = self.eval(node.value, env)
+        if isinstance(node.value, cst.Name) and node.value.value in self.interp.statements.attribute_owners:
+            stored = env.lookup(f"{node.value.value}.{attr}")
+            if stored is not None:
+                return stored  # `model.class_weights` read after the file stored a tensor in it
         cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
             cls = env.cls

@@ -43,6 +43,9 @@ class StatementExecutor:
         self.interp = interp
         self.facts = interp.facts
         self.imports = interp.imports
+        # Names whose module attributes the file assigned (`model.x = ...`), kept as `model.x` in
+        # the scope's names: rebinding the name forgets them.
+        self.attribute_owners: set[str] = set()
 
     # ----------------------------------------------------------------- blocks
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
@@ -322,6 +325,10 @@ class StatementExecutor:
         if isinstance(target, cst.Name):
             env.vars[target.value] = value
             self.interp.aliases.forget(target.value, env)
+            if target.value in self.attribute_owners:  # a new object: the old one's attributes go
+                prefix = f"{target.value}."
+                for key in [key for key in env.vars if key.startswith(prefix)]:
+                    del env.vars[key]
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             if value.items is not None and len(value.items) == len(elements):
@@ -347,6 +354,7 @@ class StatementExecutor:
                     env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
                 else:
                     self._store_field(target, value)
+                    self._note_module_attribute(owner, target.attr.value, value, env)
         elif isinstance(target, cst.Subscript):
             self.facts.stores.add(target)
             self.interp.eval(target, env)
@@ -358,6 +366,16 @@ class StatementExecutor:
             self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
         else:
             self.interp.eval(target, env)
+
+    def _note_module_attribute(self, owner: str, attr: str, value: Value, env: Env) -> None:
+        """`model.class_weights = weights.to(device)`: what the file stores in a module's attribute
+        is what a later read of it gives (read as `owner.attr` by the expression walk), not a
+        parameter (yolov5's train.py). A submodule stored this way stays a module as before."""
+        owner_value = env.lookup(owner)
+        if owner_value is None or not owner_value.has(Flag.MODULE) or value.has(Flag.MODULE | Flag.MODULE_CLASS):
+            return
+        env.vars[f"{owner}.{attr}"] = value
+        self.attribute_owners.add(owner)
 
     def _store_item(self, target: cst.Subscript, value: Value) -> None:
         """`d["loss"] = v`, `self.cache[k] = v`: a write into the heap's objects of the subscripted value."""
