@@ -168,25 +168,13 @@ class ImportTable:
         base = get_full_name_for_node(node.module)
         if base is None:
             return
-        for alias in node.names:
-            name = get_full_name_for_node(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
+        for local, name in _imported_names(node):
             self.aliases[local] = f"{base}.{name}"
 
     def _add_relative(self, node: cst.ImportFrom) -> None:
         base = "." * len(node.relative) + (get_full_name_for_node(node.module) or "" if node.module else "")
         assert not isinstance(node.names, cst.ImportStar)
-        for alias in node.names:
-            name = get_full_name_for_node(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
+        for local, name in _imported_names(node):
             self.relative[local] = f"{base}{'' if base.endswith('.') else '.'}{name}"
 
     def names_at(self, statement: cst.CSTNode) -> dict[str, str]:
@@ -249,3 +237,16 @@ class ImportTable:
             base = self.resolve(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
         return None
+
+
+def _imported_names(node: cst.ImportFrom) -> Iterator[tuple[str, str]]:
+    """(the local name, the imported name) of each name a `from ... import` binds (no star)."""
+    assert not isinstance(node.names, cst.ImportStar)
+    for alias in node.names:
+        name = get_full_name_for_node(alias.name)
+        if name is None:
+            continue
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        yield local, name

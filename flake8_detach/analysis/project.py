@@ -528,7 +528,7 @@ class Project:
             if summary is None:
                 return None
             head, _, tail = rest.partition(".")
-            if head in summary["classes"] or head in summary["functions"]:
+            if head in summary["classes"] or head in summary["functions"] or head in summary.get("devices", ()):
                 return (path, rest)
             if head in summary["imports"]:  # `from .torch_utils import smart_inference_mode` re-exported
                 importer, dotted = path, summary["imports"][head] + (f".{tail}" if tail else "")
@@ -559,20 +559,9 @@ class Project:
     def is_device_constant(self, importer: Path, dotted: str) -> bool:
         """Whether a reference names a module-level device constant of the project that may be a
         GPU (`from config import DEVICE`, `config.DEVICE`), following re-exports."""
-        for _ in range(RE_EXPORT_HOPS):
-            found = self.module_file(importer, dotted)
-            if found is None or not found[1]:
-                return False
-            path, rest = found
-            summary = self.summary(path)
-            if summary is None or "." in rest:
-                return False
-            if rest in summary.get("devices", ()):
-                return True
-            if rest not in summary["imports"]:
-                return False
-            importer, dotted = path, summary["imports"][rest]
-        return False
+        unit = self.definition(importer, dotted)
+        summary = self.summary(unit[0]) if unit is not None else None
+        return summary is not None and unit is not None and unit[1] in summary.get("devices", ())
 
     def turns_grad_off(self, importer: Path, dotted: str) -> bool:
         unit = self.definition(importer, dotted)

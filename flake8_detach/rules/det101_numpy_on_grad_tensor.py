@@ -64,8 +64,7 @@ class NumpyOnGradTensor(Rule):
         "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy(force=True)\n",
         "import tensorflow as tf\nx = tf.Variable(1.0)\nx.numpy()\n",
         # A tensor the file stores in a module's attribute is that tensor, not a parameter (yolov5).
-        "import torch\nmodel = torch.nn.Linear(3, 2)\nmodel.class_weights = torch.ones(2) * 2\n"
-        "model.class_weights.cpu().numpy()\n",
+        "import torch\nmodel = torch.nn.Linear(3, 2)\nmodel.class_weights = torch.ones(2) * 2\nmodel.class_weights.cpu().numpy()\n",
         # Caller-dependent: DET111's claim, never this one's.
         "import torch\ndef to_numpy(t):\n    return t.numpy()\n",
     ]
