@@ -193,7 +193,7 @@ class AliasTracker:
         info = self.interpreter.current_function
         alias = self.alias_of(value, env)
         if info is not None and alias is not None and alias.source in info.parameter_names()[1]:
-            info.returned_alias = (alias.source, alias.kind)
+            info.primary.returned_alias = (alias.source, alias.kind)
 
     def note_assignment(self, target: cst.BaseExpression, value: cst.BaseExpression, env: Env) -> None:
         alias = self.alias_of(value, env)

@@ -105,8 +105,6 @@ class CallEvaluator:
     def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
         """A function or method of this file; a generator's call is the iterable of what it yields."""
-        if _bind_rest(info, node, positional, keywords) and info.state == "done":
-            self.interp.pending.append(info)  # analysed already: once more with what came in
         returned = self.interp.call_function(info, node, positional, keywords)
         if not self.interp.heap.is_generator(info.node):
             return returned
@@ -209,7 +207,7 @@ class CallEvaluator:
                     self.interp.analyse_function(info)
                 finally:
                     self.interp.depth -= 1
-            returned = info.returns
+            returned = self.interp.summaries.read(info, self.interp.current_function)
         else:
             return EMPTY
         return _with_arguments(returned, [xs.element() for xs in iterables])
@@ -582,24 +580,18 @@ def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
     return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
 
 
-def _bind_rest(info: FunctionInfo, call: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> bool:
+def rest_bindings(info: FunctionInfo, call: cst.Call, positional: list[Value],
+                  keywords: dict[str, Value]) -> list[tuple[str, Value]]:
     """`f(a, b)` into `def f(*args)`, `f(a=x)` into `def f(**kwargs)`: what lands in the rest
-    parameters, joined into one element (the analysis of `f` binds it; see analyse_function).
-    Returns whether that changed what they may hold."""
-    changed = False
+    parameters, joined into one element (the analysis of `f` binds it; see analyse_function)."""
+    bound: list[tuple[str, Value]] = []
     params = info.node.params
     names, keyword_names = info.parameter_names()
     for star, extra in ((params.star_arg, positional[len(names):]),
                         (params.star_kwarg, [value for key, value in keywords.items() if key not in keyword_names])):
         if isinstance(star, cst.Param) and extra:
-            name = star.name.value
-            passed = Value(Flag.CONTAINER, elem=passed_by(merge_all(extra), call))
-            old = info.arg_values.get(name, EMPTY)
-            new = old.merge(passed)
-            if new != old or new.elem != old.elem:
-                info.arg_values[name] = new
-                changed = True
-    return changed
+            bound.append((star.name.value, Value(Flag.CONTAINER, elem=passed_by(merge_all(extra), call))))
+    return bound
 
 
 # How deep `map(f, xs)` analyses an `f` not analysed yet (interpreter.MAX_CALL_DEPTH).

@@ -138,7 +138,9 @@ class ExpressionEvaluator:
         old = facts.values.get(node)
         facts.values[node] = value if old is None else old.merge(value)
         facts.top_statements[node] = self.interp.top
-        if not self.interp.grad_enabled:
+        if self.interp.grad_enabled:  # off only where every analysis reaching it had grad off
+            facts.grad_enabled_seen.add(node)
+        else:
             facts.grad_disabled.add(node)
         return value
 

@@ -48,7 +48,10 @@ class Facts:
 
     imports: ImportTable
     values: dict[cst.CSTNode, Value] = field(default_factory=dict)
+    # Nodes evaluated with grad off, and with grad on: a function's contexts may differ
+    # (analysis/summaries.py); grad is off at a node only where no evaluation had it on.
     grad_disabled: set[cst.CSTNode] = field(default_factory=set)
+    grad_enabled_seen: set[cst.CSTNode] = field(default_factory=set)
     method_calls: dict[str, list[cst.Call]] = field(default_factory=lambda: defaultdict(list))
     attributes: dict[str, list[cst.Attribute]] = field(default_factory=lambda: defaultdict(list))
     # Attribute -> the expression it is the direct child of (call, subscript, attribute, ...).
@@ -76,4 +79,4 @@ class Facts:
         return self.values.get(node, EMPTY)
 
     def grad_enabled_at(self, node: cst.CSTNode) -> bool:
-        return node not in self.grad_disabled
+        return node not in self.grad_disabled or node in self.grad_enabled_seen

@@ -37,14 +37,13 @@ call sites pass (joined), or with parameters of unknown origin when nothing in t
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 
 import libcst as cst
 
 from . import semantics as sem
 from .aliases import AliasTracker
-from .calls import CallEvaluator
+from .calls import CallEvaluator, rest_bindings
 from .expressions import ExpressionEvaluator
 from .facts import Facts
 from .guards import Assumptions, grad_mode_of, is_flag_name
@@ -53,11 +52,11 @@ from .imports import ImportTable
 from .project import ProjectView
 from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
+from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
 from .syntax import dotted, is_classmethod, is_none, is_static
 from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by
 
-MAX_RUNS_PER_FUNCTION = 3
-MAX_CALL_DEPTH = 8  # functions analysed on demand from a call site, nested
+MAX_CALL_DEPTH = 8  # summaries analysed on demand from a call site, nested
 
 
 class Interpreter:
@@ -78,9 +77,10 @@ class Interpreter:
         self.grad_enabled = True
         self.autocast = 0  # the dtype bits of the enclosing `torch.autocast` (0: none or unknown)
         self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
-        self.pending: deque[FunctionInfo] = deque()
+        self.summaries = Summaries(self.analyse_function)
         self.classes: list[ClassInfo] = []
-        self.functions: list[FunctionInfo] = []
+        # Records of the module's own definitions, kept when a later round walks it again.
+        self.definitions: dict[cst.CSTNode, FunctionInfo | ClassInfo] = {}
         self.current_function: FunctionInfo | None = None
         self.depth = 0
         self.top = -1  # index of the module statement being interpreted
@@ -109,61 +109,47 @@ class Interpreter:
         return self.facts
 
     def _run(self) -> None:
-        env = Env()
-        for index, statement in enumerate(self.module.body):
-            self.top = index
-            self.statements.exec_statement(statement, env)
-        self._drain()
-        # A method that read `self.x` before the method assigning it was analysed: once more.
-        for cls in self.classes:
-            if cls.missed & cls.attrs.keys():
-                for info in cls.methods.values():
-                    self._analyse_again(info)
-        for info in self.functions:  # read a container before another function filled it
-            if info in self.heap.stale:
-                self._analyse_again(info)
-        self._drain()
-        self._let_out_escaped()
+        """Walk the module's statements, then run the summaries to a fixed point; walk the module
+        again (keeping every record) while a return value its statements read has grown."""
+        summaries = self.summaries
+        for _ in range(MAX_MODULE_ROUNDS):
+            summaries.module_dirty = False
+            env = Env()
+            for index, statement in enumerate(self.module.body):
+                self.top = index
+                self.statements.exec_statement(statement, env)
+            self._settle()
+            if not summaries.module_dirty:
+                break
 
-    def _let_out_escaped(self) -> None:
-        """Functions read other than by calls (callbacks, `map(f, xs)`): analysed for unknown callers."""
-        changed = True
-        while changed:
-            changed = False
-            for info in self.functions:
+    def _settle(self) -> None:
+        """Analyse until nothing is queued: calls' summaries, then what read a class field or a
+        container before another method wrote it, then functions that escape the file's calls."""
+        summaries = self.summaries
+        while True:
+            summaries.drain()
+            for cls in self.classes:
+                filled = cls.missed & cls.attrs.keys()
+                if filled:  # a method read `self.x` before the method assigning it was analysed
+                    cls.missed -= filled
+                    for method in cls.methods.values():
+                        for record in (method, *method.contexts.values()):
+                            summaries.analyse_again(record)
+            stale, self.heap.stale = self.heap.stale, set()
+            for record in summaries.all_records():  # read a container before another function filled it
+                if record in stale:
+                    summaries.analyse_again(record)
+            for info in summaries.functions:  # read other than by calls (callbacks, `map(f, xs)`)
                 if info.cls is None and not info.escaped and info.calls and info.references > info.calls:
-                    info.escaped = changed = True
-                    self._analyse_again(info)
-            self._drain()
-
-    def _analyse_again(self, info: FunctionInfo) -> None:
-        """Queue a function analysed already for one more run, within its bound of runs."""
-        if info.runs < MAX_RUNS_PER_FUNCTION:
-            info.state = "stale"
-            self.pending.append(info)
-
-    def _drain(self) -> None:
-        postponed: list[FunctionInfo] = []
-        while self.pending or postponed:
-            if not self.pending:
-                # Nothing called these yet. The last defined first: Python code defines helpers
-                # before their users, so a user analysed first calls its helpers with real values;
-                # what is still uncalled after that is analysed for unknown callers.
-                self.pending.append(postponed.pop())
-            info = self.pending.popleft()
-            if info.state == "new" and info.cls is None and not info.calls and not info.postponed:
-                info.postponed = True  # a function analysed later may call it: wait for that call
-                postponed.append(info)
-                continue
-            if info.state in ("new", "stale") or (
-                info.state == "done" and info.arg_values != info.analysed_with
-                and info.runs < MAX_RUNS_PER_FUNCTION
-            ):
-                self.analyse_function(info)
+                    info.escaped = True  # its own analysis is for the callers the file does not show
+                    summaries.pending.append(info)
+            if not summaries.pending:
+                return
 
     def analyse_function(self, info: FunctionInfo) -> None:
         node = info.node
         info.state = "running"
+        info.rerun = False
         info.runs += 1
         info.analysed_with = dict(info.arg_values)
         self_name = None
@@ -176,7 +162,7 @@ class Interpreter:
             env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and bound_to_instance else Flag.NONE)
         env.self_name = self_name
         judged = info.judged_by_callers
-        quiet, grad_free = self._judged_by_project(info) if not judged else (False, frozenset())
+        quiet, grad_free = self._judged_by_project(info) if info.is_base else (False, frozenset())
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
@@ -198,7 +184,7 @@ class Interpreter:
         finally:
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             self.heap.reader = self.current_function
-            info.state = "done"
+            self.summaries.finished(info)
 
     def _judged_by_project(self, info: FunctionInfo) -> tuple[bool, frozenset[str]]:
         """For a top-level function (or a method of a top-level class) nothing in this file calls:
@@ -217,7 +203,8 @@ class Interpreter:
 
     def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:
-        """Bind the call's arguments into the callee and return what it returns.
+        """Bind the call's arguments into the summary of `info` for this calling context, analyse
+        it if that is new or its inputs grew, and return what it returns.
 
         `call` is an attribute for a property read (`client.loss`), which passes nothing.
         """
@@ -225,27 +212,27 @@ class Interpreter:
         info.calls += 1
         if isinstance(call, cst.Call) and any(arg.star for arg in call.args):
             info.escaped = True  # `f(*args)`: which parameter gets what is not in the file
-        changed = False
         bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]
-        for name, value in bound:
-            old = info.arg_values.get(name, EMPTY)
-            new = old.merge(passed_by(value, call))
-            if new != old:
-                info.arg_values[name] = new
+        rest = rest_bindings(info, call, positional, keywords) if isinstance(call, cst.Call) else []
+        summary = self.summaries.context_for(info, bound + rest, self.grad_enabled)
+        changed = False
+        for name, value in [*((name, passed_by(value, call)) for name, value in bound), *rest]:
+            old = summary.arg_values.get(name, EMPTY)
+            new = old.merge(value)
+            if grew(old, new):
+                summary.arg_values[name] = new
                 changed = True
-        # A constructor runs again at once when a call passes something new: the fields it sets
-        # are read right after (`Box(Box(x)).data`), before a queued analysis would come round.
-        again = changed and info.state == "done" and info.node.name.value == "__init__" and (
-            info.runs < MAX_RUNS_PER_FUNCTION)
-        if (info.state == "new" or again) and self.depth < MAX_CALL_DEPTH:
+        ready = summary.state in ("new", "stale") or (changed and summary.state == "done" and summary.runs < MAX_RUNS)
+        if ready and self.depth < MAX_CALL_DEPTH:
             self.depth += 1
             try:
-                self.analyse_function(info)
+                self.analyse_function(summary)
             finally:
                 self.depth -= 1
-        elif changed and info.state == "done":
-            self.pending.append(info)
-        returned = info.returns
+        elif ready and summary.state != "stale":
+            summary.state = "stale" if summary.state == "done" else summary.state
+            self.summaries.pending.append(summary)  # too deep now: analysed from the queue
+        returned = self.summaries.read(summary, self.current_function)
         if returned.has(Flag.UNKNOWN_ARG):
             # What came from the parameters is what this call passed, not "unknown".
             passed = merge_all([value.tensor_part() for _, value in bound])

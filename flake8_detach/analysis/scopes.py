@@ -29,31 +29,49 @@ class ClassInfo:
 
 @dataclass(eq=False)
 class FunctionInfo:
-    """A function defined in this module: where it was defined and what flows in and out."""
+    """A function defined in this module, or one of its summaries per calling context
+    (analysis/summaries.py): where it was defined and what flows in and out."""
 
     node: cst.FunctionDef
     env: Env  # the defining scope (its globals/closure)
     cls: ClassInfo | None  # set for methods
-    grad_enabled: bool  # False under @torch.no_grad() and friends
-    arg_values: dict[str, Value] = field(default_factory=dict)  # merged over the call sites
+    grad_enabled: bool  # False under @torch.no_grad() and friends (or a call with grad off)
+    arg_values: dict[str, Value] = field(default_factory=dict)  # merged over the context's calls
     returns: Value = EMPTY
     state: str = "new"  # new -> running -> done (stale: analyse again)
     analysed_with: dict[str, Value] | None = None
     runs: int = 0
     top: int = -1  # the module statement holding the definition (see Facts.top_statements)
+    # The record the function's name is bound to; None for that record itself, whose own
+    # analysis is the context of callers the file does not show.
+    base: FunctionInfo | None = None
+    contexts: dict[object, FunctionInfo] = field(default_factory=dict)  # on the base: key -> summary
+    readers: set[FunctionInfo | None] = field(default_factory=set)  # who read `returns` (None: the module)
+    rerun: bool = False  # something it read changed while it ran
     calls: int = 0  # calls of it that the walk met
     references: int = 0  # reads of its name, calls included: more than calls means it escapes
     # Called from code the file does not show (passed as a callback, decorated, called with
     # `*args`): its parameters are of unknown origin whatever the file's own calls pass.
     escaped: bool = False
-    postponed: bool = False  # waited once for a caller before being analysed without one
+    waited: bool = False  # waited once for a caller before being analysed without one
     # (parameter, kind): it returns a view of that parameter's storage (`torch.from_numpy(a)`).
     returned_alias: tuple[str, str] | None = None
 
     @property
+    def primary(self) -> FunctionInfo:
+        """The record the function's name is bound to (itself, for that record)."""
+        return self.base or self
+
+    @property
+    def is_base(self) -> bool:
+        return self.base is None
+
+    @property
     def judged_by_callers(self) -> bool:
-        """A plain function the file calls and never lets out: its parameters are what calls pass."""
-        return self.cls is None and self.calls > 0 and not self.escaped
+        """A call's summary of a plain function the file never lets out: its parameters are what
+        the calls pass (the base record is the context of callers the file does not show)."""
+        base = self.base
+        return base is not None and self.cls is None and not base.escaped
 
     def parameter_names(self) -> tuple[list[str], set[str]]:
         """Positional parameter names (without `self` for methods) and all keyword-able names."""

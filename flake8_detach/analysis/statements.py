@@ -218,12 +218,19 @@ class StatementExecutor:
             if param.default is not None:
                 interp.eval(param.default, env)
         cls = env.cls if env.self_name is None and env.cls is not None else None
-        info = FunctionInfo(node, env, cls, grad_enabled, top=interp.top, escaped=decorated)
+        info = interp.definitions.get(node) if interp.current_function is None else None
+        if isinstance(info, FunctionInfo):  # the module walked again: the same record, in the new scope
+            for record in (info, *info.contexts.values()):
+                record.env = env
+        else:
+            info = FunctionInfo(node, env, cls, grad_enabled, top=interp.top, escaped=decorated)
+            if interp.current_function is None:
+                interp.definitions[node] = info
+            interp.summaries.functions.append(info)
         env.vars[node.name.value] = Value(Flag.FUNCTION, callee=info)
-        interp.functions.append(info)
         if cls is not None:
             cls.methods[node.name.value] = info
-        interp.pending.append(info)
+        interp.summaries.pending.append(info)
 
     def _define_class(self, node: cst.ClassDef, env: Env) -> None:
         is_module = False
@@ -234,8 +241,14 @@ class StatementExecutor:
                 is_module = True
             elif qualified is not None and self.interp.project is not None and self.interp.project.is_module_class(qualified):
                 is_module = True  # `class Head(Backbone)` with Backbone an nn.Module of another project file
-        info = ClassInfo(node.name.value, is_module)
-        self.interp.classes.append(info)
+        known = self.interp.definitions.get(node) if self.interp.current_function is None else None
+        if isinstance(known, ClassInfo):  # the module walked again: its fields so far are kept
+            info = known
+        else:
+            info = ClassInfo(node.name.value, is_module)
+            if self.interp.current_function is None:
+                self.interp.definitions[node] = info
+            self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
         for name, value in class_env.vars.items():
@@ -317,7 +330,7 @@ class StatementExecutor:
         value = self.interp.eval(node.value, env)
         summary = self.interp.current_function
         if summary is not None:
-            summary.returns = summary.returns.merge(value)
+            self.interp.summaries.returned(summary, value)
             self.interp.aliases.note_return(node.value, env)
 
     # -------------------------------------------------------------- bindings
