@@ -12,6 +12,7 @@ Where things live (one concern per module):
 - :mod:`.calls`: calls (functions of this module, library functions, methods, modules);
 - :mod:`.aliases`: names sharing storage; :mod:`.guards`: what tests and contexts tell;
 - :mod:`.heap`: abstract containers named by the node that made them, filled by every write;
+- :mod:`.summaries`: summaries per calling context and the worklist to a fixed point;
 - :mod:`.scopes`: environments and records of functions and classes; :mod:`.facts`: the output.
 
 How a value gets from models.py to train.py: the interpreter still walks one file, but when the
@@ -30,9 +31,10 @@ grad off; otherwise a parameter that every call fills with a variable assigned w
 tensor either. A function with no call anywhere in the project stays caller-dependent. Nothing
 else crosses files: values are not carried from one file's walk to another's.
 
-It is deliberately simple: one module, flow-insensitive inside expressions, branches merged by
-union, loops run twice to reach a fixed point, function bodies analysed with the values their
-call sites pass (joined), or with parameters of unknown origin when nothing in the file calls them.
+It is deliberately simple: flow-insensitive inside expressions, branches merged by union, loops
+run twice to reach a fixed point. Function bodies are analysed once per calling context (the grad
+mode at the call and the kinds of the arguments; analysis/summaries.py), and re-analysed, with the
+module's own statements, until no summary that something read grows.
 """
 
 from __future__ import annotations
@@ -187,11 +189,12 @@ class Interpreter:
             self.summaries.finished(info)
 
     def _judged_by_project(self, info: FunctionInfo) -> tuple[bool, frozenset[str]]:
-        """For a top-level function (or a method of a top-level class) nothing in this file calls:
-        whether every call of it in the project runs with grad off, and the parameters every call
-        fills with values computed with grad off (analysis/project.py)."""
+        """For the base record (callers the file does not show) of a top-level function or a
+        method of a top-level class: whether every call of it in the project runs with grad off,
+        and the parameters every call fills with values computed with grad off (analysis/project.py).
+        The file's own calls have their own contexts, whatever the order they are met in."""
         nothing: tuple[bool, frozenset[str]] = (False, frozenset())
-        if self.project is None or info.calls or not 0 <= info.top < len(self.module.body):
+        if self.project is None or not 0 <= info.top < len(self.module.body):
             return nothing
         top = self.module.body[info.top]
         if top is info.node:
