@@ -73,9 +73,11 @@ class CallEvaluator:
                     info = env.cls.methods.get(method)
                     if info is not None:
                         return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
-                    known = env.cls.attrs.get(method)
+                    known = self.interp.summaries.read_field(env.cls, method, self.interp.current_function)
                     if known is not None:
-                        known = _submodule_by_use(env.cls, method, known, positional)
+                        if _used_as_submodule(env.cls, known, positional):
+                            known = Value(Flag.MODULE, origin=f"submodule '{method}'")
+                            self.interp.summaries.write_field(env.cls, method, known)
                         return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method, node))
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
@@ -134,7 +136,7 @@ class CallEvaluator:
         if fields is None:
             return
         for name, value in [*zip(fields, positional), *((k, v) for k, v in keywords.items() if k in fields)]:
-            cls.attrs[name] = cls.attrs.get(name, EMPTY).merge(value)
+            self.interp.summaries.write_field(cls, name, value)
 
     def _call_value(self, callee: Value, positional: list[Value], keywords: dict[str, Value],
                     name: str | None, node: cst.Call | None = None) -> Value:
@@ -640,18 +642,13 @@ def _module_call_signature(method: str, node: cst.Call) -> bool:
     return not (method == "eval" and node.args)
 
 
-def _submodule_by_use(cls: ClassInfo, attr: str, known: Value, positional: list[Value]) -> Value:
+def _used_as_submodule(cls: ClassInfo, known: Value, positional: list[Value]) -> bool:
     """`self.conv = create_conv2d(...)` (a factory the file cannot see into), then `self.conv(x)`
     with a tensor in a module's method: `self.conv` is a submodule, so `self.conv.weight` is a
-    parameter. The methods that read it before this call are analysed again (`missed`)."""
+    parameter (the methods that read the field already are analysed again, as for any write)."""
     if not cls.is_module or known.flags != Flag.NONE or known.callee is not None:
-        return known
-    if not any(value.has(TENSOR_FLOW) for value in positional[:1]):
-        return known
-    module = Value(Flag.MODULE, origin=f"submodule '{attr}'")
-    cls.attrs[attr] = module
-    cls.missed.add(attr)
-    return module
+        return False
+    return any(value.has(TENSOR_FLOW) for value in positional[:1])
 
 
 def _target_dtype(positional: list[Value], keywords: dict[str, Value]) -> int | None:

@@ -397,18 +397,18 @@ class ExpressionEvaluator:
         cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
             cls = env.cls
-            known = cls.attrs.get(attr)
+            known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
             if known is not None:
                 return known
-            if attr not in cls.methods:
-                cls.missed.add(attr)
         elif base.flags & Flag.INSTANCE and isinstance(base.callee, ClassInfo):
             cls = base.callee
-            known = cls.attrs.get(attr)
+            known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
             if known is not None:
                 return known  # `client.net`: the field the class's methods assigned
-        elif isinstance(base.callee, ClassInfo) and base.callee.attrs.get(attr, EMPTY).objs:
-            return base.callee.attrs[attr]  # `Registry.items`: a container the class body made
+        elif isinstance(base.callee, ClassInfo):
+            known = self.interp.summaries.read_field(base.callee, attr, self.interp.current_function)
+            if known is not None and known.objs:
+                return known  # `Registry.items`: a container the class body made
         getter = cls.methods.get(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value

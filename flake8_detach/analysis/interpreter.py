@@ -125,18 +125,12 @@ class Interpreter:
                 break
 
     def _settle(self) -> None:
-        """Analyse until nothing is queued: calls' summaries, then what read a class field or a
-        container before another method wrote it, then functions that escape the file's calls."""
+        """Analyse until nothing is queued: calls' summaries and what read a return value or a
+        field that grew (queued as it grows), what read a container before another function
+        filled it, then functions that escape the file's calls."""
         summaries = self.summaries
         while True:
             summaries.drain()
-            for cls in self.classes:
-                filled = cls.missed & cls.attrs.keys()
-                if filled:  # a method read `self.x` before the method assigning it was analysed
-                    cls.missed -= filled
-                    for method in cls.methods.values():
-                        for record in (method, *method.contexts.values()):
-                            summaries.analyse_again(record)
             stale, self.heap.stale = self.heap.stale, set()
             for record in summaries.all_records():  # read a container before another function filled it
                 if record in stale:

@@ -23,8 +23,9 @@ class ClassInfo:
     is_module: bool
     attrs: dict[str, Value] = field(default_factory=dict)
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
-    # `self.x` read by a method before any method assigned it: worth a second pass.
-    missed: set[str] = field(default_factory=set)
+    # Field -> who read it (a summary, or None for the module's statements): analysed again
+    # when the field grows (analysis/summaries.py).
+    readers: dict[str, set[FunctionInfo | None]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

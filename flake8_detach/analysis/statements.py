@@ -253,7 +253,7 @@ class StatementExecutor:
         self.exec_block(node.body, class_env)
         for name, value in class_env.vars.items():
             if value.objs and name not in info.attrs:  # `items = []` in the body: shared by every instance
-                info.attrs[name] = value
+                self.interp.summaries.write_field(info, name, value)
         if self._is_record(node):
             self.interp.heap.record_fields[info] = _annotated_fields(node)
         if is_module:
@@ -360,8 +360,7 @@ class StatementExecutor:
             if isinstance(target.value, cst.Name):
                 owner = target.value.value
                 if owner == env.self_name and env.cls is not None:
-                    attrs = env.cls.attrs
-                    attrs[target.attr.value] = attrs.get(target.attr.value, EMPTY).merge(value)
+                    self.interp.summaries.write_field(env.cls, target.attr.value, value)
                 elif target.attr.value == "requires_grad":
                     current = env.lookup(owner) or EMPTY
                     env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
@@ -403,8 +402,7 @@ class StatementExecutor:
         """`client.net = model`: a field of an instance of a class of this file."""
         base = self.facts.value_of(target.value)
         if base.has(Flag.INSTANCE) and isinstance(base.callee, ClassInfo):
-            attrs = base.callee.attrs
-            attrs[target.attr.value] = attrs.get(target.attr.value, EMPTY).merge(value)
+            self.interp.summaries.write_field(base.callee, target.attr.value, value)
 
     def add_element(self, name: str, element: Value, env: Env) -> None:
         """`xs.append(v)` / `xs[i] = v`: the container `name` may now hold `element`."""

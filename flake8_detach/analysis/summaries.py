@@ -6,8 +6,9 @@ and `spectrum(param)` then get their own summaries, so the second call's grad re
 the first call's. Past `MAX_CONTEXTS` per function the extra calls share one joined context,
 so a function called from a hundred places costs at most `MAX_CONTEXTS + 1` analyses.
 
-A summary records who read what it returns (another summary, or `None` for the module's own
-statements). When a return value grows after it was read, every reader is analysed again; when
+A summary records who read what it returns, and a class who read each of its fields (another
+summary, or `None` for the module's own statements). When a return value or a field grows after
+it was read, every reader is analysed again; when
 the module's statements read it, the whole module is walked again (records, heap and facts are
 kept and joined, so a later round only adds). The work ends because every value only grows in a
 finite lattice, and `MAX_RUNS` per summary and `MAX_MODULE_ROUNDS` bound the rest (a widening:
@@ -23,11 +24,11 @@ in a call waits for that one), so which definition comes first does not change t
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import libcst as cst
 
-from .scopes import FunctionInfo
+from .scopes import ClassInfo, FunctionInfo
 from .values import GRAD_FLAGS, Flag, Value
 
 MAX_CONTEXTS = 4  # summaries per function; further calls share one joined context
@@ -97,6 +98,20 @@ class Summaries:
         summary.readers.add(reader)
         return summary.returns
 
+    def read_field(self, cls: ClassInfo, attr: str, reader: Reader) -> Value | None:
+        """`self.x` / `client.x`: what the class's field holds so far, remembering who read it."""
+        cls.readers.setdefault(attr, set()).add(reader)
+        return cls.attrs.get(attr)
+
+    def write_field(self, cls: ClassInfo, attr: str, value: Value) -> None:
+        """`self.x = v`: the field may hold `value` too; whoever read less is analysed again."""
+        old = cls.attrs.get(attr)
+        joined = value if old is None else old.merge(value)
+        if old is not None and not grew(old, joined):
+            return
+        cls.attrs[attr] = joined
+        self._notify(cls.readers.get(attr, ()))
+
     def returned(self, summary: FunctionInfo, value: Value) -> None:
         """A return statement of `summary` may give `value`: its readers see the change."""
         joined = summary.returns.merge(value)
@@ -104,7 +119,10 @@ class Summaries:
             summary.returns = joined
             return
         summary.returns = joined
-        for reader in summary.readers:
+        self._notify(summary.readers)
+
+    def _notify(self, readers: Iterable[Reader]) -> None:
+        for reader in readers:
             if reader is None:
                 self.module_dirty = True
             else:
