@@ -14,6 +14,7 @@ import libcst as cst
 from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
+from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
 from .facts import ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
@@ -79,10 +80,17 @@ class CallEvaluator:
                             known = Value(Flag.MODULE, origin=f"submodule '{method}'")
                             self.interp.summaries.write_field(env.cls, method, known)
                         return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method, node))
+                    inherited = self._foreign_call(env.cls, method, node, positional, keywords)
+                    if inherited is not None:  # `self.sample()` defined by a base class of another file
+                        return inherited
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
                 if info is not None:
                     return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
+            if isinstance(receiver.callee, (ClassInfo, ForeignClass)):
+                foreign = self._foreign_call(receiver.callee, method, node, positional, keywords)
+                if foreign is not None:  # `buffer.sample()` of a class of another project file
+                    return foreign
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
                 self.facts.converting_calls.append(ConvertingCall(node, written or method, "convert"))
             if receiver.has(Flag.SKLEARN_ESTIMATOR) and method in sem.SKLEARN_CONVERTING_METHODS:
@@ -103,6 +111,18 @@ class CallEvaluator:
             if builtin is not None:
                 return builtin
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
+
+    def _foreign_call(self, owner: ClassInfo | ForeignClass, method: str, node: cst.Call,
+                      positional: list[Value], keywords: dict[str, Value]) -> Value | None:
+        """A method (or a field holding a module) of a class of another project file, or of a
+        base class there: what that file's interpreter found it returns (analysis/exports.py)."""
+        returned = self.interp.foreign_member(owner, method, "returns")
+        if returned is not None:
+            return self.interp.grad_mode_result(_with_arguments(returned, [*positional, *keywords.values()]))
+        field = self.interp.foreign_member(owner, method, "fields")
+        if field is not None:
+            return self.interp.grad_mode_result(self._call_value(field, positional, keywords, method, node))
+        return None
 
     def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
@@ -273,8 +293,17 @@ class CallEvaluator:
             return Value(Flag.MODULE)
         if qualified in sem.CHECKPOINT_LOADERS:
             return Value(Flag.MODULE_HINT)  # a model if the file calls it (`model(x)`), else a checkpoint
-        if self.interp.project is not None and self.interp.project.is_module_class(qualified):
-            return Value(Flag.MODULE)  # a project class deriving from nn.Module (analysis/project.py)
+        project = self.interp.project
+        if project is not None and project.is_module_class(qualified):
+            # A project class deriving from nn.Module (analysis/project.py); its methods are read
+            # from its file's exports (analysis/exports.py).
+            return Value(Flag.MODULE, callee=ForeignClass(qualified) if project.values else None)
+        if project is not None and project.values:
+            if project.is_class(qualified):
+                return Value(Flag.NONE, callee=ForeignClass(qualified))  # an instance: its methods' values are known
+            returned = project.returns_of(qualified)
+            if returned is not None:  # a function of another project file
+                return _with_arguments(returned, [*positional, *keywords.values()])
         if not qualified.startswith("torch."):
             return EMPTY
         if last in sem.PACKED_SEQUENCE_FUNCTIONS:

@@ -17,6 +17,7 @@ import libcst as cst
 from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
+from .exports import ForeignClass
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property
@@ -398,13 +399,21 @@ class ExpressionEvaluator:
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
             cls = env.cls
             known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
+            if known is None:  # `self.device` set by a base class of another project file
+                known = self.interp.foreign_member(cls, attr, "fields")
             if known is not None:
                 return known
         elif base.flags & Flag.INSTANCE and isinstance(base.callee, ClassInfo):
             cls = base.callee
             known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
+            if known is None:
+                known = self.interp.foreign_member(cls, attr, "fields")
             if known is not None:
                 return known  # `client.net`: the field the class's methods assigned
+        elif isinstance(base.callee, ForeignClass):
+            known = self.interp.foreign_member(base.callee, attr, "fields")
+            if known is not None:
+                return known  # `buffer.device`: a field of a class of another project file
         elif isinstance(base.callee, ClassInfo):
             known = self.interp.summaries.read_field(base.callee, attr, self.interp.current_function)
             if known is not None and known.objs:

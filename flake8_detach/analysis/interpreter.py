@@ -46,6 +46,7 @@ import libcst as cst
 from . import semantics as sem
 from .aliases import AliasTracker
 from .calls import CallEvaluator, rest_bindings
+from .exports import ForeignClass
 from .expressions import ExpressionEvaluator
 from .facts import Facts
 from .guards import Assumptions, grad_mode_of, is_flag_name
@@ -65,7 +66,7 @@ class Interpreter:
     def __init__(self, module: cst.Module, imports: ImportTable,
                  extra_no_grad: frozenset[str] = frozenset(),
                  converting_functions: frozenset[str] = frozenset(),
-                 project: ProjectView | None = None) -> None:
+                 project: ProjectView | None = None, exporting: bool = False) -> None:
         self.module = module
         self.imports = imports
         self.project = project
@@ -79,7 +80,9 @@ class Interpreter:
         self.grad_enabled = True
         self.autocast = 0  # the dtype bits of the enclosing `torch.autocast` (0: none or unknown)
         self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
-        self.summaries = Summaries(self.analyse_function)
+        # Computing what the file exports (analysis/exports.py): every function is analysed for
+        # callers the file does not show, called in the file or not.
+        self.summaries = Summaries(self.analyse_function, every_base=exporting)
         self.classes: list[ClassInfo] = []
         # Records of the module's own definitions, kept when a later round walks it again.
         self.definitions: dict[cst.CSTNode, FunctionInfo | ClassInfo] = {}
@@ -187,16 +190,22 @@ class Interpreter:
         method of a top-level class: whether every call of it in the project runs with grad off,
         and the parameters every call fills with values computed with grad off (analysis/project.py).
         The file's own calls have their own contexts, whatever the order they are met in."""
-        nothing: tuple[bool, frozenset[str]] = (False, frozenset())
-        if self.project is None or not 0 <= info.top < len(self.module.body):
-            return nothing
+        name = self.unit_name(info) if self.project is not None and self.project.values else None
+        if self.project is None or name is None:
+            return False, frozenset()
+        return self.project.callers_without_grad(name)
+
+    def unit_name(self, info: FunctionInfo) -> str | None:
+        """"f" for a top-level function, "C.m" for a method of a top-level class, else None."""
+        if not 0 <= info.top < len(self.module.body):
+            return None
         top = self.module.body[info.top]
         if top is info.node:
-            return self.project.callers_without_grad(info.node.name.value)
+            return info.node.name.value
         if info.cls is not None and isinstance(top, cst.ClassDef) and top.name.value == info.cls.name and any(
                 statement is info.node for statement in top.body.body):
-            return self.project.callers_without_grad(f"{info.cls.name}.{info.node.name.value}")
-        return nothing
+            return f"{info.cls.name}.{info.node.name.value}"
+        return None
 
     def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:
@@ -235,6 +244,18 @@ class Interpreter:
             passed = merge_all([value.tensor_part() for _, value in bound])
             returned = returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
         return returned
+
+    def foreign_member(self, owner: ClassInfo | ForeignClass, name: str, table: str) -> Value | None:
+        """A member of a class of another project file, or one a class of this file inherits from
+        such a class: a method's return value ("returns") or a field ("fields")."""
+        project = self.project
+        if project is None or not project.values:
+            return None
+        for qualified in (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases:
+            found = project.member(qualified, name, table)
+            if found is not None:
+                return found
+        return None
 
     def param_value(self, param: cst.Param) -> Value:
         name = param.name.value

@@ -22,7 +22,8 @@ project, read cheaply with :mod:`ast` (never libcst, never the full interpreter)
   with no caller in its own file asks, and tells whether every project call site of it runs with
   grad off (directly, or inside a function that itself only runs with grad off: a fixpoint).
 
-Nothing here imports libcst: flake8 loads it only for files that pass the screen.
+Nothing here imports libcst: flake8 loads it only for files that pass the screen. What the
+interpreter finds in another file (values, not names) is :mod:`.exports`, run on demand.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .exports import decode
+from .values import Value
 
 try:  # as sources/cache.py: hashlib's import loads OpenSSL for nothing
     from _blake2 import blake2b
@@ -381,20 +385,24 @@ class SummaryStore:
         self.memory: dict[str, dict[str, Any] | None] = {}
 
     @staticmethod
-    def key(data: bytes) -> str:
+    def key(data: bytes, kind: str = SUMMARY_FORMAT) -> str:
         from ..sources.cache import code_fingerprint
 
-        digest = blake2b(f"{code_fingerprint()}\0{SUMMARY_FORMAT}\0".encode(), digest_size=20)
+        digest = blake2b(f"{code_fingerprint()}\0{kind}\0".encode(), digest_size=20)
         digest.update(data)
         return digest.hexdigest()
 
     def summary_of(self, data: bytes) -> dict[str, Any] | None:
-        key = self.key(data)
+        return self.cached(data, SUMMARY_FORMAT, summarise)
+
+    def cached(self, data: bytes, kind: str, compute: Callable[[bytes], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """`compute(data)`, kept in memory and on disk under the content's and the kind's key."""
+        key = self.key(data, kind)
         if key in self.memory:
             return self.memory[key]
         found = self._read(key)
         if found is None:
-            found = summarise(data)
+            found = compute(data)
             if found is not None:
                 self._write(key, found)
         self.memory[key] = found
@@ -469,6 +477,37 @@ class Project:
         found = None if data is None else self.store.summary_of(data)
         self.summaries[path] = found
         return found
+
+    def exports(self, path: Path) -> dict[str, Any] | None:
+        """What the interpreter finds ``path``'s functions return and its classes' fields hold
+        (analysis/exports.py), once per content and project state."""
+        from .exports import EXPORT_FORMAT, compute_exports
+
+        try:
+            data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
+        except OSError:
+            data = None
+        if data is None:
+            return None
+        kind = f"exports-{EXPORT_FORMAT}-{project_fingerprint(path)}"
+        view = ProjectView(self, path, values=False)
+        return self.store.cached(data, kind, lambda raw: compute_exports(raw.decode("utf-8", "replace"), view))
+
+    def exported(self, importer: Path, dotted: str, table: str) -> tuple[Unit, Any] | None:
+        """The export of the unit a reference ends at (`table`: "returns" or "fields")."""
+        unit = self.definition(importer, dotted)
+        if unit is None:
+            return None
+        exports = self.exports(unit[0])
+        return (unit, None if exports is None else exports.get(table, {}).get(unit[1]))
+
+    def class_bases(self, importer: Path, dotted: str) -> tuple[Path, list[str]] | None:
+        """The file of the project class a reference names and its bases as written there."""
+        unit = self.definition(importer, dotted)
+        summary = self.summary(unit[0]) if unit is not None else None
+        if unit is None or summary is None or unit[1] not in summary["classes"]:
+            return None
+        return unit[0], summary["classes"][unit[1]]
 
     # Resolving names.
     def module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
@@ -684,6 +723,7 @@ class ProjectView:
 
     project: Project
     path: Path
+    values: bool = True  # whether other files' exports are read (not while computing an export)
 
     def is_module_class(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
@@ -704,6 +744,41 @@ class ProjectView:
         """Of this file's function (or "C.m"): whether every project call runs with grad off, and
         which parameters every call fills with values computed with grad off."""
         return self.project.callers_without_grad((self.path, name))
+
+    def is_class(self, qualified: str) -> bool:
+        """Whether a reference names a class of another project file."""
+        return self.values and not qualified.startswith("torch.") and self.project.class_bases(self.path, qualified) is not None
+
+    def returns_of(self, qualified: str) -> Value | None:
+        """What a function of another project file returns to a caller it does not know."""
+        if not self.values or qualified.startswith("torch."):
+            return None
+        found = self.project.exported(self.path, qualified, "returns")
+        return None if found is None else decode(found[1], f"value returned by {qualified.rsplit('.', 1)[-1]}()")
+
+    def member(self, qualified_class: str, name: str, table: str) -> Value | None:
+        """A method's return value ("returns") or a field ("fields") of a class of another project
+        file, or of its project bases (in order, depth first as Python's simple cases)."""
+        if not self.values:
+            return None
+        return self._member(self.path, qualified_class, name, table, 0)
+
+    def _member(self, importer: Path, qualified: str, name: str, table: str, depth: int) -> Value | None:
+        found = self.project.class_bases(importer, qualified)
+        if found is None or depth > RE_EXPORT_HOPS:
+            return None
+        path, bases = found
+        unit = self.project.definition(importer, qualified)
+        exports = self.project.exports(path) if unit is not None else None
+        if unit is not None and exports is not None:
+            encoded = exports.get(table, {}).get(f"{unit[1]}.{name}")
+            if encoded is not None:
+                return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
+        for base in bases:
+            value = self._member(path, base, name, table, depth + 1)
+            if value is not None:
+                return value
+        return None
 
 
 _summary_directory: Path | None = None  # set by a front that has a results cache (None: memory only)

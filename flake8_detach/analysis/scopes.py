@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class ClassInfo:
     name: str
     is_module: bool
+    top_level: bool = False  # defined by a statement of the module itself
+    foreign_bases: tuple[str, ...] = ()  # bases that are classes of other project files (qualified)
     attrs: dict[str, Value] = field(default_factory=dict)
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     # Field -> who read it (a summary, or None for the module's statements): analysed again

@@ -234,18 +234,24 @@ class StatementExecutor:
 
     def _define_class(self, node: cst.ClassDef, env: Env) -> None:
         is_module = False
+        project = self.interp.project
+        foreign: list[str] = []
         for base in node.bases:
             value = self.interp.eval(base.value, env)
             qualified = self.imports.resolve(base.value)
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
-            elif qualified is not None and self.interp.project is not None and self.interp.project.is_module_class(qualified):
+            elif qualified is not None and project is not None and project.is_module_class(qualified):
                 is_module = True  # `class Head(Backbone)` with Backbone an nn.Module of another project file
+            if qualified is not None and project is not None and project.is_class(qualified):
+                foreign.append(qualified)  # its methods and fields are read from that file's exports
         known = self.interp.definitions.get(node) if self.interp.current_function is None else None
         if isinstance(known, ClassInfo):  # the module walked again: its fields so far are kept
             info = known
         else:
-            info = ClassInfo(node.name.value, is_module)
+            top = self.interp.module.body
+            top_level = 0 <= self.interp.top < len(top) and top[self.interp.top] is node
+            info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign))
             if self.interp.current_function is None:
                 self.interp.definitions[node] = info
             self.interp.classes.append(info)

@@ -67,8 +67,9 @@ def grew(old: Value, new: Value) -> bool:
 class Summaries:
     """The summaries of the file's functions, and the queue of those to analyse (again)."""
 
-    def __init__(self, analyse: Callable[[FunctionInfo], None]) -> None:
+    def __init__(self, analyse: Callable[[FunctionInfo], None], every_base: bool = False) -> None:
         self._analyse = analyse
+        self.every_base = every_base  # analyse each base record even where the file's calls say all
         self.pending: deque[FunctionInfo] = deque()
         self.functions: list[FunctionInfo] = []  # base records, in definition order
         self.module_dirty = False  # a return value the module's statements read has grown
@@ -158,7 +159,7 @@ class Summaries:
                 info.waited = True
                 waiting.append(info)  # a function analysed later may call it: wait for that call
                 continue
-            if info.is_base and info.cls is None and info.calls and not info.escaped:
+            if info.is_base and info.cls is None and info.calls and not info.escaped and not self.every_base:
                 continue  # every call is in the file: its contexts say all
             if info.state in ("new", "stale") or (
                     info.state == "done" and info.arg_values != info.analysed_with and info.runs < MAX_RUNS):

@@ -1,0 +1,69 @@
+"""What a project file gives the files that import it: the values its functions and its classes'
+methods return, and what its classes' fields hold, as the interpreter finds them for callers it
+does not know (each function's own context, analysis/summaries.py).
+
+`from replay import Buffer; Buffer().sample().numpy()` is a GPU tensor when `Buffer.sample`
+returns `... .to(self.device)` and `self.device` may be a GPU: the project index's `ast`
+summaries cannot say that, the interpreter run over `replay.py` can. The run happens once per
+file content and project state, on demand (the first time an importer asks), and is stored
+beside the project summaries. It goes one level deep: while it runs, the exported file's own
+imports of other project files give modules, devices and no-grad contexts (the `ast` summaries)
+but no values, so no chain of files is analysed for one import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .values import DTYPES, TENSOR_FLOW, Flag, Value
+
+EXPORT_FORMAT = "1"  # bump when the layout or meaning of an export changes
+# What an export keeps of a value: what a rule or a later call can use in another file.
+KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
+        | Flag.NOT_TENSOR | DTYPES)
+
+
+@dataclass(frozen=True)
+class ForeignClass:
+    """A class of another project file (its dotted reference as this file imports it)."""
+
+    qualified: str
+
+
+def encode(value: Value) -> list[int]:
+    element = value.element() if value.has(Flag.CONTAINER) else None
+    return [value.flags & KEPT, element.flags & KEPT if element is not None else 0]
+
+
+def decode(encoded: Any, origin: str) -> Value | None:
+    if not (isinstance(encoded, list) and len(encoded) == 2 and all(isinstance(part, int) for part in encoded)):
+        return None
+    flags, element = encoded
+    keep = origin if flags & TENSOR_FLOW else None
+    return Value(flags & KEPT, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
+
+
+def compute_exports(source: str, view: Any) -> dict[str, dict[str, list[int]]]:
+    """Run the interpreter over a project file (`view`: its project, values not followed) and
+    collect what each top-level function and method returns and each class field holds."""
+    import libcst as cst
+
+    from .imports import ImportTable
+    from .interpreter import Interpreter
+
+    empty: dict[str, dict[str, list[int]]] = {"returns": {}, "fields": {}}
+    try:
+        module = cst.parse_module(source)
+        imports = ImportTable.from_module(module)
+        if not imports.imports_torch:
+            return empty
+        interpreter = Interpreter(module, imports, project=view, exporting=True)
+        interpreter.run()
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return empty
+    returns = {name: encode(info.returns) for info in interpreter.summaries.functions
+               if (name := interpreter.unit_name(info)) is not None and info.returns.flags}
+    fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
+              for attr, value in cls.attrs.items() if value.flags}
+    return {"returns": returns, "fields": fields}

@@ -1,0 +1,165 @@
+"""Values across files (analysis/exports.py): what a function or a class's method of another
+project file returns, and what its fields hold, inherited or not.
+
+Each case is a small project written to disk, linted with its place, and run with torch in a
+subprocess to show the claimed error (grad on CPU; a GPU stands in as `meta`, which refuses
+`.numpy()` with the same TypeError) or the clean run of its safe twin.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flake8_detach.analysis import project as project_module
+from flake8_detach.analysis.project import forget_projects
+from flake8_detach.engine import Place, analyze
+
+GRAD_ERROR = "Can't call numpy() on Tensor that requires grad"
+DEVICE_ERROR = "can't convert meta device type tensor to numpy"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_projects() -> None:
+    forget_projects()
+    project_module.use_summary_directory(None)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    (root / "setup.py").write_text("")
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def codes(root: Path, name: str, cache: Path | None = None) -> list[tuple[int, str]]:
+    path = root / name
+    return [(d.line, d.code) for d in analyze(path.read_text(), place=Place(path, cache)).diagnostics]
+
+
+def run(root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, str(root / script)], cwd=root, env=env, capture_output=True,
+                          text=True, check=False, timeout=120)
+
+
+PREDICTOR = """
+    import torch
+    from torch import nn
+
+
+    class Predictor:
+        def __init__(self):
+            self.net = nn.Linear(3, 1)
+
+        def predict(self, x):
+            return self.net(x)
+"""
+
+USE_PREDICTOR = """
+    import torch
+    from predictor import Predictor
+
+    p = Predictor()
+    print(p.predict(torch.ones(3)).numpy())
+"""
+
+
+def test_a_method_of_another_files_class_gives_what_it_returns(tmp_path: Path) -> None:
+    write(tmp_path, {"predictor.py": PREDICTOR, "main.py": USE_PREDICTOR})
+    assert codes(tmp_path, "main.py") == [(5, "DET101")]
+    assert GRAD_ERROR in run(tmp_path, "main.py").stderr
+
+
+def test_its_detached_twin_is_clean_and_runs(tmp_path: Path) -> None:
+    write(tmp_path, {"predictor.py": PREDICTOR.replace("return self.net(x)", "return self.net(x).detach()"),
+                     "main.py": USE_PREDICTOR})
+    assert codes(tmp_path, "main.py") == []
+    assert run(tmp_path, "main.py").returncode == 0
+
+
+BUFFER = """
+    import numpy as np
+    import torch
+
+
+    class Buffer:
+        def __init__(self, device=None):
+            self.items = [np.zeros(2, dtype=np.float32)]
+            self.device = torch.device(device or ("cuda:0" if torch.cuda.is_available() else "cpu"))
+
+        def sample(self):
+            return torch.from_numpy(np.vstack(self.items)).to(self.device)
+"""
+
+AGENT = """
+    import torch
+    from buffer import Buffer
+
+
+    class Agent(Buffer):
+        def learn(self):
+            batch = self.sample()
+            return batch.numpy()
+
+        def zeros(self):
+            return torch.zeros(2).to(self.device).numpy()
+
+
+    Agent(DEVICE).learn()
+"""
+
+
+@pytest.mark.parametrize("device", ["meta", None])
+def test_inherited_methods_and_fields_carry_the_device(tmp_path: Path, device: str | None) -> None:
+    """`self.sample()` and `self.device` come from a base class in another file: a GPU when one
+    is available (here: `meta`, which fails as a GPU does; `None`: the file's own choice)."""
+    write(tmp_path, {"buffer.py": BUFFER, "agent.py": AGENT.replace("DEVICE", repr(device))})
+    assert codes(tmp_path, "agent.py") == [(8, "DET104"), (11, "DET104")]
+    proof = run(tmp_path, "agent.py")
+    if device == "meta":
+        assert DEVICE_ERROR in proof.stderr
+    else:
+        assert proof.returncode == 0 or "cuda" in proof.stderr  # CPU here: runs; a GPU: raises
+
+
+def test_a_function_of_another_file_gives_what_it_returns(tmp_path: Path) -> None:
+    write(tmp_path, {"data.py": """
+        import torch
+
+
+        def noisy(x):
+            return x + torch.randn(3, requires_grad=True)
+    """, "main.py": """
+        import torch
+        from data import noisy
+
+        print(noisy(torch.ones(3)).numpy())
+        with torch.no_grad():
+            print(noisy(torch.ones(3)).numpy())
+    """})
+    assert codes(tmp_path, "main.py") == [(4, "DET101")]
+    assert GRAD_ERROR in run(tmp_path, "main.py").stderr
+
+
+def test_exports_are_cached_and_follow_an_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flake8_detach.analysis import exports
+
+    cache = tmp_path / "cache"
+    write(tmp_path, {"predictor.py": PREDICTOR, "main.py": USE_PREDICTOR})
+    assert codes(tmp_path, "main.py", cache) == [(5, "DET101")]
+    forget_projects()  # a new process: only the disk is left
+
+    def refuse(source: str, view: object) -> None:
+        raise AssertionError("the exports of unchanged files were computed again")
+
+    monkeypatch.setattr(exports, "compute_exports", refuse)
+    assert codes(tmp_path, "main.py", cache) == [(5, "DET101")]
+    monkeypatch.undo()
+    forget_projects()
+    write(tmp_path, {"predictor.py": PREDICTOR.replace("return self.net(x)", "return self.net(x).detach()")})
+    assert codes(tmp_path, "main.py", cache) == []
