@@ -100,6 +100,7 @@ class ExpressionEvaluator:
         self.interp = interp
         self.facts = interp.facts
         self.imports = interp.imports
+        self._grad_readers: dict[cst.CSTNode, frozenset[str]] = {}  # scope -> names whose `.grad` it reads
         # libcst's node classes are final, so the exact type is the key. Kinds not listed have
         # their sub-expressions evaluated and give no evidence.
         self._evaluators: dict[type[cst.CSTNode], Callable[[Any, Env], Value]] = {
@@ -381,6 +382,20 @@ class ExpressionEvaluator:
             return Value(Flag.DEVICE_SPEC)
         return EMPTY
 
+    def _used_as_tensor(self, name: cst.Name, value: Value) -> bool:
+        """`param.data -= lr * param.grad`: an object of unknown kind whose `.grad` the same scope
+        reads is a tensor (only tensors carry autograd's `.grad`), so its `.data` is Tensor.data."""
+        if value.is_tensor_like or value.has(Flag.NOT_TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.INSTANCE):
+            return False
+        if not value.has(Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT) and value.flags:
+            return False
+        function = self.interp.current_function
+        scope: cst.CSTNode = function.node if function is not None else self.interp.module
+        readers = self._grad_readers.get(scope)
+        if readers is None:
+            readers = self._grad_readers[scope] = _grad_readers(scope)
+        return name.value in readers
+
     def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
         attr = node.attr.value
         self.facts.attributes[attr].append(node)
@@ -391,6 +406,9 @@ class ExpressionEvaluator:
             dtype = dt.DTYPE_NAMES.get(qualified)
             return self._project_constant(qualified) if dtype is None else Value(dtype)  # a dtype object
         base = self.eval(node.value, env)
+        if attr == "data" and isinstance(node.value, cst.Name) and self._used_as_tensor(node.value, base):
+            base = base.with_flags(add=Flag.TENSOR)
+            self.facts.values[node.value] = self.facts.value_of(node.value).with_flags(add=Flag.TENSOR)
         if isinstance(node.value, cst.Name) and node.value.value in self.interp.statements.attribute_owners:
             stored = env.lookup(f"{node.value.value}.{attr}")
             if stored is not None:
@@ -473,3 +491,18 @@ def _attribute_view(base: Value, attr: str) -> Value:
     if attr in ("H", "mH"):
         return part.with_flags(add=Flag.CONJ) if base.flags & Flag.COMPLEX else part
     return part.with_dtype(0)
+
+
+
+def _grad_readers(scope: cst.CSTNode) -> frozenset[str]:
+    """The names whose `.grad` a function's body (or the module's own code) reads, nested
+    functions and classes left out."""
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [scope.body if isinstance(scope, cst.FunctionDef) else scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
+            names.add(node.value.value)
+        stack.extend(child for child in node.children
+                     if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+    return frozenset(names)

@@ -178,6 +178,12 @@ class LegacyDataAttribute(Rule):
             "import torch\nw = torch.ones(3, requires_grad=True)\nw.data.view(3).add_(1)\n",
             "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.view(3).add_(1)\n",
         ),
+        # An object whose `.grad` the same scope reads is a tensor: a hand-written SGD step.
+        Invalid(
+            "import torch\ndef sgd(params, lr):\n    for p in params:\n        p.data.add_(-lr * p.grad)\n",
+            "import torch\ndef sgd(params, lr):\n    for p in params:\n        with torch.no_grad():\n"
+            "            p.add_(-lr * p.grad)\n",
+        ),
         # `torch` bound only for type checkers: the fix imports it.
         Invalid(
             "from typing import TYPE_CHECKING\nimport torch.nn as nn\nif TYPE_CHECKING:\n    import torch\n"
