@@ -265,3 +265,20 @@ def test_a_chain_of_views_after_data_ending_in_a_write_is_a_write() -> None:
     for read in ("a = x.data.view(3).numpy()", "a = x.data.view(3)", "print(x.data.t().sum())"):
         [diagnostic] = check_source(head + read + "\n")
         assert diagnostic.message.startswith("DET103 .data is the legacy untracked view"), read
+
+
+def test_evidence_by_use_makes_an_unknown_object_a_tensor_for_data() -> None:
+    """`.grad` read in the same scope (a hand-written optimizer step), or `.parameters()` of a
+    field the file cannot see into: the `.data` is Tensor.data. A `.grad` read in another scope,
+    or no such use, is no evidence."""
+    optimizer = (
+        "import torch\n\n\nclass MyAdam(torch.optim.Optimizer):\n    def step(self, closure=None):\n"
+        "        for group in self.param_groups:\n            for p in group['params']:\n"
+        "                grad = p.grad.data\n                p.data.add_(-group['lr'] * grad)\n"
+    )
+    assert lines(optimizer) == [(8, "DET103"), (9, "DET103")]
+    elsewhere = "import torch\n\n\ndef values(items):\n    return [i.data for i in items]\n\n\ndef grads(items):\n    return [i.grad for i in items]\n"
+    assert lines(elsewhere) == []
+    fields = "import torch\n\n\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n            p.data.zero_()\n"
+    assert lines(fields) == [(7, "DET103")]
+    assert lines(fields.replace("self.net.parameters()", "self.net.items()")) == []

@@ -429,6 +429,10 @@ class CallEvaluator:
         receiver_name = syntax_receiver_name(node)
         if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
             receiver = self._duck_typed(receiver, method, receiver_name, env)
+        elif receiver.flags in (Flag.NONE, Flag.UNKNOWN_OBJECT) and method in sem.MODULE_ONLY_METHODS - {"eval"}:
+            # `self.policy_old.parameters()`: an object the file cannot see into (a field a base
+            # class or a factory set), used as only an nn.Module is.
+            receiver = Value(Flag.MODULE, origin=receiver.origin)
         if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
         if receiver.has(Flag.MODULE):

@@ -406,6 +406,8 @@ class ExpressionEvaluator:
             dtype = dt.DTYPE_NAMES.get(qualified)
             return self._project_constant(qualified) if dtype is None else Value(dtype)  # a dtype object
         base = self.eval(node.value, env)
+        if attr == "grad" and isinstance(node.value, cst.Name) and self._used_as_tensor(node.value, base):
+            return Value(Flag.TENSOR)  # `p.grad` of an object of unknown kind: a tensor's gradient
         if attr == "data" and isinstance(node.value, cst.Name) and self._used_as_tensor(node.value, base):
             base = base.with_flags(add=Flag.TENSOR)
             self.facts.values[node.value] = self.facts.value_of(node.value).with_flags(add=Flag.TENSOR)

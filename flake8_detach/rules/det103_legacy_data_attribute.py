@@ -184,6 +184,13 @@ class LegacyDataAttribute(Rule):
             "import torch\ndef sgd(params, lr):\n    for p in params:\n        with torch.no_grad():\n"
             "            p.add_(-lr * p.grad)\n",
         ),
+        # What an unknown field's `.parameters()` yields is a Parameter: only modules offer it.
+        Invalid(
+            "import torch\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n"
+            "            p.data.zero_()\n",
+            "import torch\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n"
+            "            with torch.no_grad():\n                p.zero_()\n",
+        ),
         # `torch` bound only for type checkers: the fix imports it.
         Invalid(
             "from typing import TYPE_CHECKING\nimport torch.nn as nn\nif TYPE_CHECKING:\n    import torch\n"
