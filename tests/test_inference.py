@@ -282,3 +282,16 @@ def test_evidence_by_use_makes_an_unknown_object_a_tensor_for_data() -> None:
     fields = "import torch\n\n\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n            p.data.zero_()\n"
     assert lines(fields) == [(7, "DET103")]
     assert lines(fields.replace("self.net.parameters()", "self.net.items()")) == []
+
+
+def test_a_branch_that_returns_inside_a_with_block_does_not_fall_through() -> None:
+    """yolov5's AutoShape.forward: `if isinstance(ims, torch.Tensor): with autocast(): return ...`;
+    below it `ims` is no tensor, so `im.data` of its elements is an ndarray's buffer."""
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef forward(ims, model):\n    if isinstance(ims, torch.Tensor):\n"
+        "        with torch.autocast('cpu'):\n            return model(ims)\n    for im in list(ims):\n"
+        "        print(im.data.contiguous)\n"
+    )
+    assert lines(source) == []
+    falls_through = source.replace("            return model(ims)\n", "            model(ims)\n")
+    assert lines(falls_through) == [(10, "DET103")]

@@ -467,4 +467,10 @@ def _always_leaves(body: cst.BaseSuite) -> bool:
     last = statements[-1]
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return bool(last.body) and isinstance(last.body[-1], _LEAVING)
+    if isinstance(last, cst.With):  # `with autocast(): return model(x)`
+        return _always_leaves(last.body)
+    if isinstance(last, cst.If):  # every branch leaves (an `if` without `else` may fall through)
+        orelse = last.orelse
+        return _always_leaves(last.body) and orelse is not None and (
+            _always_leaves(orelse.body) if isinstance(orelse, cst.Else) else _always_leaves(cst.IndentedBlock(body=[orelse])))
     return isinstance(body, cst.SimpleStatementSuite) and isinstance(statements[-1], _LEAVING)
