@@ -28,8 +28,11 @@ when every one of them runs with grad off (inside such a context or decorator, o
 function that itself only runs so), its parameters hold no grad tensor and its body runs with
 grad off; otherwise a parameter that every call fills with a variable assigned with grad off
 (or from a project function returning ``torch.from_numpy(...)`` / ``.detach()``) holds no grad
-tensor either. A function with no call anywhere in the project stays caller-dependent. Nothing
-else crosses files: values are not carried from one file's walk to another's.
+tensor either. A function with no call anywhere in the project stays caller-dependent. Values
+cross files through exports (analysis/exports.py): what another file's functions and methods
+return and its classes' fields hold, found by running this interpreter over that file once (for
+callers it does not know), read for calls of its functions, instances of its classes, and
+methods and fields a class of this file inherits from one of them.
 
 It is deliberately simple: flow-insensitive inside expressions, branches merged by union, loops
 run twice to reach a fixed point. Function bodies are analysed once per calling context (the grad
