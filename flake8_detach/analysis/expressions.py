@@ -20,7 +20,7 @@ from . import semantics as sem
 from .exports import ForeignClass
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, is_property
+from .syntax import all_params, descendants, is_property
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class ExpressionEvaluator:
         self.interp = interp
         self.facts = interp.facts
         self.imports = interp.imports
-        self._grad_readers: dict[cst.CSTNode, frozenset[str]] = {}  # scope -> names whose `.grad` it reads
+        self._grad_readers: dict[cst.FunctionDef, frozenset[str]] = {}  # names whose `.grad` a function reads
         # libcst's node classes are final, so the exact type is the key. Kinds not listed have
         # their sub-expressions evaluated and give no evidence.
         self._evaluators: dict[type[cst.CSTNode], Callable[[Any, Env], Value]] = {
@@ -383,14 +383,17 @@ class ExpressionEvaluator:
         return EMPTY
 
     def _used_as_tensor(self, name: cst.Name, value: Value) -> bool:
-        """`param.data -= lr * param.grad`: an object of unknown kind whose `.grad` the same scope
-        reads is a tensor (only tensors carry autograd's `.grad`), so its `.data` is Tensor.data."""
+        """`param.data -= lr * param.grad`: an object of unknown kind whose `.grad` the same
+        function reads is a tensor (only tensors carry autograd's `.grad`), so its `.data` is
+        Tensor.data. Module-level code makes its objects where the file shows them."""
         if value.is_tensor_like or value.has(Flag.NOT_TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.INSTANCE):
             return False
         if not value.has(Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT) and value.flags:
             return False
         function = self.interp.current_function
-        scope: cst.CSTNode = function.node if function is not None else self.interp.module
+        if function is None:
+            return False
+        scope = function.node
         readers = self._grad_readers.get(scope)
         if readers is None:
             readers = self._grad_readers[scope] = _grad_readers(scope)
@@ -496,15 +499,7 @@ def _attribute_view(base: Value, attr: str) -> Value:
 
 
 
-def _grad_readers(scope: cst.CSTNode) -> frozenset[str]:
-    """The names whose `.grad` a function's body (or the module's own code) reads, nested
-    functions and classes left out."""
-    names: set[str] = set()
-    stack: list[cst.CSTNode] = [scope.body if isinstance(scope, cst.FunctionDef) else scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
-            names.add(node.value.value)
-        stack.extend(child for child in node.children
-                     if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))
-    return frozenset(names)
+def _grad_readers(scope: cst.FunctionDef) -> frozenset[str]:
+    """The names whose `.grad` a function's body reads, nested functions and classes left out."""
+    return frozenset(node.value.value for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                     if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name))

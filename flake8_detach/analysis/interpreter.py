@@ -85,7 +85,7 @@ class Interpreter:
         self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
         # Computing what the file exports (analysis/exports.py): every function is analysed for
         # callers the file does not show, called in the file or not.
-        self.summaries = Summaries(self.analyse_function, every_base=exporting)
+        self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls)
         self.classes: list[ClassInfo] = []
         # Records of the module's own definitions, kept when a later round walks it again.
         self.definitions: dict[cst.CSTNode, FunctionInfo | ClassInfo] = {}
@@ -197,6 +197,12 @@ class Interpreter:
         if self.project is None or name is None:
             return False, frozenset()
         return self.project.callers_without_grad(name)
+
+    def _known_calls(self, info: FunctionInfo) -> frozenset[str] | None:
+        """The file's own top-level names a top-level function calls, from the project index's
+        summary of this file (None: not known there, so the walk looks)."""
+        name = self.unit_name(info) if self.project is not None else None
+        return None if name is None or self.project is None else self.project.local_calls(name)
 
     def unit_name(self, info: FunctionInfo) -> str | None:
         """"f" for a top-level function, "C.m" for a method of a top-level class, else None."""

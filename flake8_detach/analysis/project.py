@@ -461,6 +461,8 @@ class Project:
     _files: dict[tuple[Path, str], tuple[Path, str] | None] = field(default_factory=dict)
     _definitions: dict[tuple[Path, str], Unit | None] = field(default_factory=dict)
     _known: frozenset[str] | None = None
+    _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
+    _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Reading files.
@@ -481,6 +483,13 @@ class Project:
     def exports(self, path: Path) -> dict[str, Any] | None:
         """What the interpreter finds ``path``'s functions return and its classes' fields hold
         (analysis/exports.py), once per content and project state."""
+        if path in self._exports:
+            return self._exports[path]
+        self._exports[path] = None  # a file whose export is being computed exports nothing meanwhile
+        self._exports[path] = found = self._compute_exports(path)
+        return found
+
+    def _compute_exports(self, path: Path) -> dict[str, Any] | None:
         from .exports import EXPORT_FORMAT, compute_exports
 
         try:
@@ -500,6 +509,19 @@ class Project:
             return None
         exports = self.exports(unit[0])
         return (unit, None if exports is None else exports.get(table, {}).get(unit[1]))
+
+    def local_calls(self, path: Path, summary: dict[str, Any]) -> dict[str, frozenset[str]]:
+        """Per unit of a file, the file's own top-level names it calls (under "?units": the units)."""
+        found = self._local_calls.get(path)
+        if found is None:
+            calls: dict[str, set[str]] = {}
+            for caller, reference, *_ in summary["calls"]:
+                if isinstance(caller, str) and isinstance(reference, str) and reference.startswith(THIS_MODULE):
+                    calls.setdefault(caller, set()).add(reference[len(THIS_MODULE):].split(".", 1)[0])
+            found = {name: frozenset(names) for name, names in calls.items()}
+            found["?units"] = frozenset(summary["functions"])
+            self._local_calls[path] = found
+        return found
 
     def class_bases(self, importer: Path, dotted: str) -> tuple[Path, list[str]] | None:
         """The file of the project class a reference names and its bases as written there."""
@@ -744,6 +766,15 @@ class ProjectView:
         """Of this file's function (or "C.m"): whether every project call runs with grad off, and
         which parameters every call fills with values computed with grad off."""
         return self.project.callers_without_grad((self.path, name))
+
+    def local_calls(self, unit: str) -> frozenset[str] | None:
+        """The names defined at this file's top level that its unit ("f" or "C.m") calls; None
+        when the summary does not know the unit."""
+        summary = self.project.summary(self.path)
+        if summary is None or not isinstance(summary.get("calls"), list):
+            return None
+        calls = self.project.local_calls(self.path, summary)
+        return calls.get(unit, frozenset()) if unit in calls["?units"] else None
 
     def is_class(self, qualified: str) -> bool:
         """Whether a reference names a class of another project file."""

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 import libcst as cst
 
 from .scopes import ClassInfo, FunctionInfo
+from .syntax import descendants
 from .values import GRAD_FLAGS, Flag, Value
 
 MAX_CONTEXTS = 4  # summaries per function; further calls share one joined context
@@ -67,8 +68,12 @@ def grew(old: Value, new: Value) -> bool:
 class Summaries:
     """The summaries of the file's functions, and the queue of those to analyse (again)."""
 
-    def __init__(self, analyse: Callable[[FunctionInfo], None], every_base: bool = False) -> None:
+    def __init__(self, analyse: Callable[[FunctionInfo], None], every_base: bool = False,
+                 known_calls: Callable[[FunctionInfo], frozenset[str] | None] | None = None) -> None:
         self._analyse = analyse
+        # The local names a function calls, where something cheaper than a walk knows them
+        # (the project index's `ast` summary of this file); None: walk its body.
+        self._known_calls = known_calls
         self.every_base = every_base  # analyse each base record even where the file's calls say all
         self.pending: deque[FunctionInfo] = deque()
         self.functions: list[FunctionInfo] = []  # base records, in definition order
@@ -179,18 +184,19 @@ class Summaries:
     def _called_names(self, info: FunctionInfo) -> frozenset[str]:
         """The names the body calls (`f(...)`, `obj.f(...)`), minus the function's own."""
         names = self._calls_by_name.get(id(info.node))
+        if names is None and self._known_calls is not None:
+            names = self._known_calls(info)
+            if names is not None:
+                self._calls_by_name[id(info.node)] = names
         if names is None:
             found: set[str] = set()
-            stack: list[cst.CSTNode] = [info.node.body]
-            while stack:
-                node = stack.pop()
+            for node in descendants(info.node.body):
                 if isinstance(node, cst.Call):
                     func = node.func
                     if isinstance(func, cst.Name):
                         found.add(func.value)
                     elif isinstance(func, cst.Attribute):
                         found.add(func.attr.value)
-                stack.extend(node.children)
             found.discard(info.node.name.value)
             names = self._calls_by_name[id(info.node)] = frozenset(found)
         return names
