@@ -163,3 +163,30 @@ def test_exports_are_cached_and_follow_an_edit(tmp_path: Path, monkeypatch: pyte
     forget_projects()
     write(tmp_path, {"predictor.py": PREDICTOR.replace("return self.net(x)", "return self.net(x).detach()")})
     assert codes(tmp_path, "main.py", cache) == []
+
+
+def test_what_other_files_pass_judges_a_helper_as_its_own_files_calls_would(tmp_path: Path) -> None:
+    """A helper nothing in its file calls: grad passed from train.py makes it DET101 (no longer
+    caller-dependent); plain tensors passed from there make it clean."""
+    write(tmp_path, {"helpers.py": """
+        import torch
+
+
+        def to_np(t):
+            return t.numpy()
+
+
+        def show(t):
+            return t.numpy()
+    """, "train.py": """
+        import torch
+
+        from helpers import show, to_np
+
+        print(show(torch.ones(3)))
+        model = torch.nn.Linear(3, 1)
+        print(to_np(model(torch.ones(3))))
+    """})
+    assert codes(tmp_path, "helpers.py") == [(5, "DET101")]
+    proof = run(tmp_path, "train.py")
+    assert GRAD_ERROR in proof.stderr and "[1. 1. 1.]" in proof.stdout  # show ran, to_np raised

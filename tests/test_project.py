@@ -151,9 +151,9 @@ def test_a_helper_with_a_grad_caller_elsewhere_stays_flagged(tmp_path: Path) -> 
         print(to_array(Net()(torch.ones(1, 3))))
     """})
     found = codes(tmp_path, "metrics.py")
-    # Still reported. As DET111, not DET101: the index knows that this caller runs with grad on,
-    # not what it passes (a gap, named in docs/how-it-works.md), so the claim stays the caller's.
-    assert len(found) == 1 and found[0][1].startswith("DET111")
+    # DET101, not DET111: train.py's exports (analysis/exports.py) say what this call passes, a
+    # module's output with grad on, so the claim is the file's, not an unknown caller's.
+    assert len(found) == 1 and found[0][1].startswith("DET101")
     proof = run_script(tmp_path, "train.py")
     assert GRAD_ERROR in proof.stderr
 

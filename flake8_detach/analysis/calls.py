@@ -294,6 +294,8 @@ class CallEvaluator:
         if qualified in sem.CHECKPOINT_LOADERS:
             return Value(Flag.MODULE_HINT)  # a model if the file calls it (`model(x)`), else a checkpoint
         project = self.interp.project
+        if project is not None and not project.values:  # computing this file's exports
+            self.interp.note_outgoing(qualified, positional, keywords)
         if project is not None and project.is_module_class(qualified):
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py).

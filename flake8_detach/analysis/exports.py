@@ -18,7 +18,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "1"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "2"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES)
@@ -44,15 +44,16 @@ def decode(encoded: Any, origin: str) -> Value | None:
     return Value(flags & KEPT, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
 
 
-def compute_exports(source: str, view: Any) -> dict[str, dict[str, list[int]]]:
+def compute_exports(source: str, view: Any) -> dict[str, Any]:
     """Run the interpreter over a project file (`view`: its project, values not followed) and
-    collect what each top-level function and method returns and each class field holds."""
+    collect what each top-level function and method returns, each class field holds, and what
+    its calls pass to other project files' functions (for their analysis: `outgoing`)."""
     import libcst as cst
 
     from .imports import ImportTable
     from .interpreter import Interpreter
 
-    empty: dict[str, dict[str, list[int]]] = {"returns": {}, "fields": {}}
+    empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}}
     try:
         module = cst.parse_module(source)
         imports = ImportTable.from_module(module)
@@ -66,4 +67,6 @@ def compute_exports(source: str, view: Any) -> dict[str, dict[str, list[int]]]:
                if (name := interpreter.unit_name(info)) is not None and info.returns.flags}
     fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
               for attr, value in cls.attrs.items() if value.flags}
-    return {"returns": returns, "fields": fields}
+    outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
+                for key, passed in interpreter.outgoing.items()}
+    return {"returns": returns, "fields": fields, "outgoing": outgoing}

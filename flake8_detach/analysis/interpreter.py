@@ -89,6 +89,9 @@ class Interpreter:
         self.classes: list[ClassInfo] = []
         # Records of the module's own definitions, kept when a later round walks it again.
         self.definitions: dict[cst.CSTNode, FunctionInfo | ClassInfo] = {}
+        # While computing exports: what this file passes to other project files' functions
+        # (their export key -> parameter index or keyword -> the join of the values passed).
+        self.outgoing: dict[str, dict[str, Value]] = {}
         self.current_function: FunctionInfo | None = None
         self.depth = 0
         self.top = -1  # index of the module statement being interpreted
@@ -165,12 +168,17 @@ class Interpreter:
         env.self_name = self_name
         judged = info.judged_by_callers
         quiet, grad_free = self._judged_by_project(info) if info.is_base else (False, frozenset())
+        # Calls in other project files: what they pass, and (for a plain function nothing here
+        # calls) all it gets, as calls in this file would say.
+        incoming = self._incoming(info) if info.is_base and not quiet else None
+        judged = judged or (incoming is not None and info.cls is None and not info.calls and not info.escaped)
+        incoming = incoming or {}
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
             if judged or name in grad_free:  # every call is in the file, or passes no grad tensor
                 declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
-            env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY))
+            env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY)).merge(incoming.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
@@ -203,6 +211,14 @@ class Interpreter:
         summary of this file (None: not known there, so the walk looks)."""
         name = self.unit_name(info) if self.project is not None else None
         return None if name is None or self.project is None else self.project.local_calls(name)
+
+    def _incoming(self, info: FunctionInfo) -> dict[str, Value] | None:
+        """What calls in other project files pass to a top-level function or method, None where
+        the project does not call it (analysis/exports.py)."""
+        name = self.unit_name(info) if self.project is not None and self.project.values else None
+        if name is None or self.project is None:
+            return None
+        return self.project.incoming(name, info.parameter_names()[0])
 
     def unit_name(self, info: FunctionInfo) -> str | None:
         """"f" for a top-level function, "C.m" for a method of a top-level class, else None."""
@@ -253,6 +269,17 @@ class Interpreter:
             passed = merge_all([value.tensor_part() for _, value in bound])
             returned = returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
         return returned
+
+    def note_outgoing(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """A call of another project file's function: remember what it passes (grad mode
+        applied: a helper called with grad off runs with grad off), for that file's analysis."""
+        key = self.project.outgoing_key(qualified) if self.project is not None else None
+        if key is None:
+            return
+        passed = self.outgoing.setdefault(key, {})
+        for parameter, value in [*((str(index), value) for index, value in enumerate(positional)), *keywords.items()]:
+            seen = value if self.grad_enabled else value.with_flags(remove=GRAD_FLAGS)
+            passed[parameter] = passed.get(parameter, EMPTY).merge(seen)
 
     def foreign_member(self, owner: ClassInfo | ForeignClass, name: str, table: str) -> Value | None:
         """A member of a class of another project file, or one a class of this file inherits from

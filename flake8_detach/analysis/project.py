@@ -439,6 +439,11 @@ class SummaryStore:
 Unit = tuple[Path, str]  # a file and "f" or "C.m" in it
 
 
+def unit_key(unit: Unit) -> str:
+    """A unit as a key of an export's outgoing calls."""
+    return f"{unit[0]}::{unit[1]}"
+
+
 @dataclass(frozen=True)
 class Site:
     """One project call of a unit: the unit it is in (None: module code), whether grad is off
@@ -463,6 +468,7 @@ class Project:
     _known: frozenset[str] | None = None
     _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
+    _caller_files: dict[Unit, set[Path]] = field(default_factory=dict)  # unit -> other files calling it
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Reading files.
@@ -501,6 +507,31 @@ class Project:
         kind = f"exports-{EXPORT_FORMAT}-{project_fingerprint(path)}"
         view = ProjectView(self, path, values=False)
         return self.store.cached(data, kind, lambda raw: compute_exports(raw.decode("utf-8", "replace"), view))
+
+    def incoming(self, unit: Unit) -> dict[str, list[int]]:
+        """What the calls of ``unit`` in other project files pass, per parameter (an index or a
+        keyword), joined over those files' exports (their interpreter's view of each call)."""
+        self.callers_without_grad(unit)  # builds the reverse index, and with it the caller files
+        joined: dict[str, list[int]] = {}
+        key = unit_key(unit)
+        for path in sorted(self._caller_files.get(unit, ())):
+            exports = self.exports(path)
+            passed = exports.get("outgoing", {}).get(key, {}) if exports is not None else {}
+            for parameter, encoded in passed.items():
+                old = joined.get(parameter, [0, 0])
+                joined[parameter] = [old[0] | encoded[0], old[1] | encoded[1]]
+        return joined
+
+    def unit_of(self, importer: Path, dotted: str) -> Unit | None:
+        """The project function a reference names (a class: its `__init__`), or None."""
+        unit = self.definition(importer, dotted)
+        summary = self.summary(unit[0]) if unit is not None else None
+        if unit is None or summary is None:
+            return None
+        if unit[1] in summary["classes"]:
+            init = f"{unit[1]}.__init__"
+            return (unit[0], init) if init in summary["functions"] else None
+        return unit if unit[1] in summary["functions"] else None
 
     def exported(self, importer: Path, dotted: str, table: str) -> tuple[Unit, Any] | None:
         """The export of the unit a reference ends at (`table`: "returns" or "fields")."""
@@ -644,6 +675,11 @@ class Project:
         summary = self.summary(unit[0]) if unit is not None else None
         return summary is not None and unit is not None and unit[1] in summary.get("grad_free_returns", ())
 
+    def judged_by_project(self, unit: Unit) -> bool:
+        """Whether the project calls ``unit`` and never lets it out: its calls say all it gets."""
+        self.callers_without_grad(unit)
+        return self._callers is not None and unit in self._callers
+
     def callers_without_grad(self, unit: Unit) -> tuple[bool, frozenset[str]]:
         """What the project's calls of ``unit`` tell: whether every one runs with grad off, and
         the parameters that every one fills with a value computed with grad off (all of them
@@ -663,6 +699,8 @@ class Project:
                 continue
             for caller, reference, kind, contexts, arguments in summary["calls"]:
                 for unit in self._callees(path, reference, kind):
+                    if path != unit[0]:
+                        self._caller_files.setdefault(unit, set()).add(path)
                     source: Unit | None = (path, caller) if caller else None
                     off = self.grad_off_here(path, contexts)
                     sites.setdefault(unit, []).append(Site(source, off, self._grad_free(path, unit, arguments)))
@@ -766,6 +804,32 @@ class ProjectView:
         """Of this file's function (or "C.m"): whether every project call runs with grad off, and
         which parameters every call fills with values computed with grad off."""
         return self.project.callers_without_grad((self.path, name))
+
+    def outgoing_key(self, qualified: str) -> str | None:
+        """The key under which a call of another project file's function is exported."""
+        if qualified.startswith("torch."):
+            return None
+        unit = self.project.unit_of(self.path, qualified)
+        return None if unit is None or unit[0] == self.path else unit_key(unit)
+
+    def incoming(self, name: str, parameters: list[str]) -> dict[str, Value] | None:
+        """What other project files pass to this file's function or method ("f", "C.m"), per
+        parameter name (`parameters`: the positional ones, without `self`); None when no file of
+        the project calls it or it escapes (a callback): its callers are not all known."""
+        if not self.values or not self.project.judged_by_project((self.path, name)):
+            return None
+        found: dict[str, Value] = {}
+        for key, encoded in self.project.incoming((self.path, name)).items():
+            if key.isdigit():
+                if int(key) >= len(parameters):
+                    continue  # into `*args`
+                parameter = parameters[int(key)]
+            else:
+                parameter = key
+            value = decode(encoded, f"a value another project file passes to {name.rsplit('.', 1)[-1]}()")
+            if value is not None:
+                found[parameter] = value
+        return found
 
     def local_calls(self, unit: str) -> frozenset[str] | None:
         """The names defined at this file's top level that its unit ("f" or "C.m") calls; None
