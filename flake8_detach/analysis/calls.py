@@ -67,11 +67,14 @@ class CallEvaluator:
             self.facts.method_calls[method].append(node)
             receiver = self.interp.eval(func.value, env)
             self.facts.values[func] = receiver
+            base_method = self._super_method(func.value, method, env)
+            if base_method is not None:  # `super().__init__(t)`: the base class's method, on this object
+                return self.interp.grad_mode_result(self._call_defined(base_method, node, positional, keywords))
             if isinstance(func.value, cst.Name):
                 if sem.writes_in_place(method):
                     self.interp.aliases.note_write(func.value, env)
                 if func.value.value == env.self_name and env.cls is not None:
-                    info = env.cls.methods.get(method)
+                    info = env.cls.method(method)
                     if info is not None:
                         return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
                     known = self.interp.summaries.read_field(env.cls, method, self.interp.current_function)
@@ -80,11 +83,11 @@ class CallEvaluator:
                             known = Value(Flag.MODULE, origin=f"submodule '{method}'")
                             self.interp.summaries.write_field(env.cls, method, known)
                         return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method, node))
-                    inherited = self._foreign_call(env.cls, method, node, positional, keywords)
-                    if inherited is not None:  # `self.sample()` defined by a base class of another file
-                        return inherited
+                    foreign = self._foreign_call(env.cls, method, node, positional, keywords)
+                    if foreign is not None:  # `self.sample()` defined by a base class of another file
+                        return foreign
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
-                info = receiver.callee.methods.get(method)  # `client.score(x)`: the class's method
+                info = receiver.callee.method(method)  # `client.score(x)`: the class's method
                 if info is not None:
                     return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
             if isinstance(receiver.callee, (ClassInfo, ForeignClass)):
@@ -111,6 +114,37 @@ class CallEvaluator:
             if builtin is not None:
                 return builtin
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
+
+    def _namedtuple_class(self, node: cst.Call) -> Value:
+        """`collections.namedtuple("Pair", "a b")`: a record class of this file whose fields hold
+        what its calls pass (as a `typing.NamedTuple` class statement's do)."""
+        values = [arg.value for arg in node.args if arg.keyword is None]
+        name = _string(values[0]) if values else None
+        spec = values[1] if len(values) > 1 else None
+        fields: list[str | None]
+        if isinstance(spec, (cst.List, cst.Tuple)):
+            fields = [_string(element.value) for element in spec.elements]
+        else:
+            text = _string(spec) if spec is not None else None
+            fields = list(text.replace(",", " ").split()) if text is not None else [None]
+        known = [field for field in fields if field is not None]
+        if name is None or len(known) != len(fields):
+            return EMPTY  # names the file does not spell
+        info = self.interp.statements.record_class(node, name, known)
+        return Value(Flag.PLAIN_CLASS, callee=info)
+
+    def _super_method(self, receiver: cst.BaseExpression, method: str, env: Env) -> FunctionInfo | None:
+        """`super().m` in a method of a class whose base (of this file) defines `m`."""
+        if not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+                and env.lookup("super") is None):
+            return None
+        current = self.interp.current_function
+        cls = current.cls if current is not None else None
+        for base in cls.local_bases if cls is not None else ():
+            found = base.method(method)
+            if found is not None:
+                return found
+        return None
 
     def _foreign_call(self, owner: ClassInfo | ForeignClass, method: str, node: cst.Call,
                       positional: list[Value], keywords: dict[str, Value]) -> Value | None:
@@ -142,7 +176,7 @@ class CallEvaluator:
                      keywords: dict[str, Value]) -> Value:
         """`Client(model)`: runs `__init__` with the arguments (its `self.x = ...` fill the class's
         fields) and gives an instance whose method calls go to the class's methods."""
-        init = cls.methods.get("__init__")
+        init = cls.method("__init__")
         if init is not None:
             self.interp.call_function(init, node, positional, keywords)
         else:
@@ -262,6 +296,8 @@ class CallEvaluator:
 
     def _call_library(self, qualified: str, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
+        if qualified == "collections.namedtuple":
+            return self._namedtuple_class(node)
         last = qualified.rsplit(".", 1)[-1]
         kind = sem.converting_kind(qualified)
         if kind is not None:
@@ -710,3 +746,11 @@ def _array_method_dtype(array: Value, method: str, positional: list[Value], keyw
     if method in dt.NDARRAY_DTYPE_KEEPING:
         return array.dtype
     return 0
+
+
+def _string(node: cst.BaseExpression | None) -> str | None:
+    """The text of a plain string literal, None for anything else."""
+    if isinstance(node, cst.SimpleString) and node.prefix.lower() in ("", "u"):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None

@@ -441,7 +441,7 @@ class ExpressionEvaluator:
             known = self.interp.summaries.read_field(base.callee, attr, self.interp.current_function)
             if known is not None and known.objs:
                 return known  # `Registry.items`: a container the class body made
-        getter = cls.methods.get(attr) if cls is not None else None
+        getter = cls.method(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value
         return self.attribute_of(base, attr)

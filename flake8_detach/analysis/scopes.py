@@ -23,6 +23,26 @@ class ClassInfo:
     is_module: bool
     top_level: bool = False  # defined by a statement of the module itself
     foreign_bases: tuple[str, ...] = ()  # bases that are classes of other project files (qualified)
+    local_bases: tuple[ClassInfo, ...] = ()  # bases that are classes of this file
+
+    def method(self, name: str) -> FunctionInfo | None:
+        """The method `name` of this class or, as Python finds it, of its bases in this file."""
+        found = self.methods.get(name)
+        if found is None:
+            for base in self.local_bases:
+                found = base.method(name)
+                if found is not None:
+                    break
+        return found
+
+    def owner_of(self, attr: str) -> ClassInfo:
+        """The class (this one or a base of this file) whose methods assign the field `attr`."""
+        if attr not in self.attrs:
+            for base in self.local_bases:
+                owner = base.owner_of(attr)
+                if attr in owner.attrs:
+                    return owner
+        return self
     attrs: dict[str, Value] = field(default_factory=dict)
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     # Field -> who read it (a summary, or None for the module's statements): analysed again

@@ -232,12 +232,28 @@ class StatementExecutor:
             cls.methods[node.name.value] = info
         interp.summaries.pending.append(info)
 
+    def record_class(self, site: cst.CSTNode, name: str, fields: list[str]) -> ClassInfo:
+        """A record class made by a call (`collections.namedtuple`): one per call site, kept
+        when the module is walked again."""
+        known = self.interp.definitions.get(site)
+        if isinstance(known, ClassInfo):
+            return known
+        info = ClassInfo(name, False)
+        self.interp.definitions[site] = info
+        self.interp.classes.append(info)
+        self.interp.heap.record_fields[info] = fields
+        return info
+
     def _define_class(self, node: cst.ClassDef, env: Env) -> None:
         is_module = False
         project = self.interp.project
         foreign: list[str] = []
+        local: list[ClassInfo] = []
         for base in node.bases:
             value = self.interp.eval(base.value, env)
+            if isinstance(value.callee, ClassInfo) and not value.has(Flag.INSTANCE):
+                local.append(value.callee)  # `class Child(Base)` with Base of this file
+                is_module = is_module or value.callee.is_module
             qualified = self.imports.resolve(base.value)
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
@@ -251,7 +267,7 @@ class StatementExecutor:
         else:
             top = self.interp.module.body
             top_level = 0 <= self.interp.top < len(top) and top[self.interp.top] is node
-            info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign))
+            info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign), tuple(local))
             if self.interp.current_function is None:
                 self.interp.definitions[node] = info
             self.interp.classes.append(info)

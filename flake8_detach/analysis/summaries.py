@@ -105,9 +105,13 @@ class Summaries:
         return summary.returns
 
     def read_field(self, cls: ClassInfo, attr: str, reader: Reader) -> Value | None:
-        """`self.x` / `client.x`: what the class's field holds so far, remembering who read it."""
+        """`self.x` / `client.x`: what the class's field holds so far (a base of this file's
+        class may have assigned it: `super().__init__(t)`), remembering who read it."""
         cls.readers.setdefault(attr, set()).add(reader)
-        return cls.attrs.get(attr)
+        owner = cls.owner_of(attr)
+        if owner is not cls:
+            owner.readers.setdefault(attr, set()).add(reader)
+        return owner.attrs.get(attr)
 
     def write_field(self, cls: ClassInfo, attr: str, value: Value) -> None:
         """`self.x = v`: the field may hold `value` too; whoever read less is analysed again."""
