@@ -11,7 +11,7 @@ from .det101_numpy_on_grad_tensor import grad_numpy_sites
 
 # Why DET111's fix is never safe, whatever the array's uses: the file does not show the hazard.
 CALLER_DEPENDENT_FIX_NOTE = (
-    "; unsafe: it depends on the caller: no call in the file passes a tensor that requires grad, and "
+    "; unsafe: it depends on the caller: no call in the file or its project passes a tensor that requires grad, and "
     "for a caller outside it that does, a conversion that raised now runs"
 )
 
@@ -25,9 +25,11 @@ class NumpyOnCallerDependentTensor(Rule):
     )
     what_it_does = (
         "Flags `.numpy()` without `.detach()` on a helper's parameter (or `model.weight` of one, or "
-        "arithmetic on it) when nothing in the file shows where it comes from: no call in the file "
-        "passes it a value, or the helper escapes (a callback, a decorated function, a `*args` "
-        "call). This is DET101's claim made about callers the file cannot see, so it has its own "
+        "arithmetic on it) when nothing in the file or its project shows where it comes from: no "
+        "call in the file passes it a value and no other file of the project calls it (where one "
+        "does, what it passes decides, as a call in the file would), or the helper escapes (a "
+        "callback, a decorated function, a `*args` call). This is DET101's claim made about "
+        "callers the file cannot see, so it has its own "
         "code, **off by default**: flake8 reports it with `--extend-select DET111` (or a `--select` "
         "that names it or its prefix), and `check`, `fix` and the language server with `--preview`, "
         "`preview = true`, or a `select`/`extend-select` that names it. A site is reported under "
