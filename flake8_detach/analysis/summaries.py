@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from typing import Optional
 
 import libcst as cst
 
@@ -43,7 +44,7 @@ KEY_FLAGS = (GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR | Flag.NDARRAY | Flag.MODULE
              | Flag.NOT_TENSOR)
 ELEMENT_KEY_FLAGS = GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR
 
-Reader = FunctionInfo | None  # None: the module's own statements
+Reader = Optional[FunctionInfo]  # None: the module's own statements
 
 
 def _kind(value: Value) -> int:
