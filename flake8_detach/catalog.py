@@ -125,10 +125,10 @@ SCREENS: tuple[RuleScreen, ...] = (
     ),
     # Only a file that makes a bfloat16, sparse or conjugate tensor can convert one.
     RuleScreen("DET107", _UNSUPPORTED_SOURCES),
-    # An ndarray with a negative stride or a foreign byte order needs NumPy or OpenCV to make it,
-    # and the file itself to make it: a negative step, a flip, a `">f4"` dtype, `newbyteorder`.
-    RuleScreen("DET108", _HANDOVER_NAMES, required_modules=frozenset({"numpy", "cv2"}),
-               attribute=_array_handover, imports=_imports_array_handover,
+    # An ndarray with a negative stride or a foreign byte order needs the file itself to make it:
+    # a negative step, a flip, a `">f4"` dtype, `newbyteorder`. Not NumPy's import: a tensor's
+    # `.numpy()[:, ::-1]` is one too.
+    RuleScreen("DET108", _HANDOVER_NAMES, attribute=_array_handover, imports=_imports_array_handover,
                required_text=array_facts.LAYOUT_HAZARD_TEXT),
     # A float64 tensor needs float64 spelled out or NumPy's float64 defaults: `torch.tensor(...)` alone
     # (in most torch files) must not send a file to libcst where no tree is at hand (`check`).

@@ -126,10 +126,18 @@ def test_branch_that_may_flip() -> None:
     assert [d.line for d in check_source(source) if d.code == "DET108"] == [7]
 
 
-def test_screen_needs_numpy_or_cv2() -> None:
-    """DET108's own screen (another rule's, DET109's, may let a `torch.tensor(` file through)."""
+def test_screen_needs_a_flip_in_the_file_not_numpy() -> None:
+    """DET108's own screen: a file with no negative step, flip or byte order is skipped; one that
+    flips a tensor's `.numpy()` needs no NumPy import to raise (a held-out review's miss)."""
     (screen,) = [screen for screen in SCREENS if screen.code == "DET108"]
-    assert not has_candidates("import torch\nx = torch.tensor([1, 2][::-1])\n", (screen,))
+    assert not has_candidates("import torch\nx = torch.from_numpy(t.numpy()[1:])\n", (screen,))
+    source = ("import torch\n\n\ndef embed(image):\n"
+              "    array = (255 * image).detach().cpu().numpy()[:, :, ::-1]\n"
+              "    return torch.from_numpy(array)\n\n\nembed(torch.ones(2, 2, 3))\n")
+    assert has_candidates(source, (screen,))
+    assert [(d.line, d.code) for d in check_source(source)] == [(6, "DET108")]
+    with pytest.raises(ValueError, match="negative"):
+        exec(compile(source, "<det108>", "exec"), {})  # noqa: S102
 
 
 def test_verify_claims_the_value_error_on_every_device() -> None:

@@ -7,6 +7,8 @@ that must not.
 
 from __future__ import annotations
 
+import pytest
+
 from flake8_detach import check_source
 from flake8_detach.settings import Settings
 
@@ -186,6 +188,22 @@ def test_isinstance_with_a_torch_class_says_what_the_value_is() -> None:
     assert lines(head + "    if isinstance(m, dict) and m.data:\n        pass\n") == []
 
 
+def test_outside_isinstance_of_torch_tensor_the_value_is_no_tensor() -> None:
+    """`if isinstance(a, torch.Tensor): a = a.detach().numpy()` leaves an array either way
+    (pytorch-grad-cam's get_cam_image); only the base class says so, not `nn.Parameter`."""
+    head = ("import numpy as np\nimport torch\n\nnet = torch.nn.Linear(3, 3)\n\n\ndef cam(a):\n")
+    call = "\n\ncam(net(torch.ones(3)))\n"
+    converted = "    if isinstance(a, torch.Tensor):\n        a = a.detach().numpy()\n    return np.maximum(a, 0)\n"
+    assert lines(head + converted + call) == []
+    early = "    if not isinstance(a, torch.Tensor):\n        return np.maximum(a, 0)\n    return np.maximum(a, 0)\n"
+    assert lines(head + early + call) == [(10, "DET106")]
+    parameter = "    if isinstance(a, torch.nn.Parameter):\n        return a\n    return np.maximum(a, 0)\n"
+    assert lines(head + parameter + call) == [(10, "DET106")]
+    exec(compile(head + converted + call, "<isinstance>", "exec"), {})  # noqa: S102 - it runs
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(head + early + call, "<isinstance>", "exec"), {})  # noqa: S102
+
+
 def test_weight_of_an_unknown_parameter_is_as_unknown_as_the_parameter() -> None:
     head = "import torch\n\n\ndef weights(model):\n"
     (diagnostic,) = check_source(head + "    return model.weight.numpy()\n", PREVIEW)
@@ -295,3 +313,17 @@ def test_a_branch_that_returns_inside_a_with_block_does_not_fall_through() -> No
     assert lines(source) == []
     falls_through = source.replace("            return model(ims)\n", "            model(ims)\n")
     assert lines(falls_through) == [(10, "DET103")]
+
+
+def test_a_reparametrised_module_is_the_module_it_was_given() -> None:
+    """`nn.utils.weight_norm(layer)` returns `layer` with parameters `weight_g`/`weight_v`
+    (dino's DINOHead writes `self.last_layer.weight_g.data.fill_(1)`)."""
+    source = ("import torch\nfrom torch import nn\nfrom torch.nn.utils import spectral_norm\n\n"
+              "head = nn.utils.weight_norm(nn.Linear(3, 3, bias=False))\n"
+              "head.weight_g.data.fill_(1)\n"
+              "critic = spectral_norm(nn.Linear(3, 3))\n"
+              "critic.weight_orig.data.zero_()\n")
+    assert lines(source) == [(6, "DET103"), (8, "DET103")]
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<reparametrised>", "exec"), namespace)  # noqa: S102
+    assert namespace["head"].weight_g.requires_grad and namespace["critic"].weight_orig.requires_grad  # type: ignore[attr-defined]

@@ -5,12 +5,14 @@ Where each concern lives:
 - :mod:`.values` (the lattice of abstract values), :mod:`.dtypes` and :mod:`.array_facts` (dtype,
   layout and stride facts), :mod:`.semantics` (library tables: what torch/NumPy calls do);
 - :mod:`.interpreter` (the driver), :mod:`.statements`, :mod:`.expressions`, :mod:`.calls` (one
-  walker per kind of node), :mod:`.guards` (what tests and contexts tell), :mod:`.aliases` (names
-  sharing storage, DET105);
+  walker per kind of node), :mod:`.guards` (what tests and contexts tell), :mod:`.freezing`
+  (modules whose parameters were set ``requires_grad=False``), :mod:`.aliases` (names sharing
+  storage, DET105);
 - :mod:`.summaries`: a function's summary per calling context and the worklist that re-runs
   whatever read a summary that grew, to a fixed point;
 - :mod:`.heap`: containers and objects named by the node that made them;
 - :mod:`.project`: how a value gets from ``models.py`` to ``train.py``: the project's root, its
-  imports and cached ``ast`` summaries of its other files;
+  imports and cached ``ast`` summaries of its other files; :mod:`.exports`: what each file passes
+  to other files' functions (their callers' values);
 - :mod:`.scopes` (environments, function and class records), :mod:`.facts` (the rules' only view).
 """

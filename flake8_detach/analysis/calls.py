@@ -199,7 +199,8 @@ class CallEvaluator:
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
-            output = Value(Flag.TENSOR | Flag.GRAD | self._module_output_dtype(callee),
+            grad = _frozen_output_grad(positional, keywords) if callee.has(Flag.FROZEN) else Flag.GRAD
+            output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee),
                            origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
@@ -643,6 +644,11 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:
+    """A frozen module's output may require grad only through its input (freezing.py)."""
+    return merge_all([*positional, *keywords.values()]).flags & GRAD_FLAGS
 
 
 def _with_arguments(returned: Value, arguments: list[Value]) -> Value:

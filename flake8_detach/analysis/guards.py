@@ -17,7 +17,7 @@ import libcst as cst
 from . import semantics as sem
 from .imports import ImportTable
 from .syntax import dotted, literal_bool
-from .values import GRAD_FLAGS, Flag, Value
+from .values import GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
 # name is unbound; None back means the test says nothing about it there).
@@ -69,6 +69,28 @@ def isinstance_narrowing(test: cst.BaseExpression, imports: ImportTable) -> Narr
     """`isinstance(m, nn.Conv2d)` as a narrowing of `m` where it holds (living where it lived)."""
     found = isinstance_refinement(test, imports)
     return None if found is None else (found[0], partial(_become, found[1]))
+
+
+def not_tensor_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
+    """`if isinstance(x, torch.Tensor): ... else:` x is no tensor in the other branch (and in the
+    body of `if not isinstance(x, torch.Tensor):`); a container keeps what its elements are.
+
+    Only the base class counts: outside `isinstance(x, nn.Parameter)` x may still be a tensor.
+    """
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    call = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "isinstance"
+            and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name)):
+        return [], []
+    qualified = imports.resolve(call.args[1].value) or dotted(call.args[1].value) or ""
+    if qualified not in ("torch.Tensor", "torch.autograd.Variable"):
+        return [], []
+    narrowing: Narrowing = (call.args[0].value.value, _not_a_tensor)
+    return ([narrowing], []) if negated else ([], [narrowing])
+
+
+def _not_a_tensor(value: Value | None) -> Value | None:
+    return None if value is None else value.with_flags(remove=TENSOR_FLOW, add=Flag.NOT_TENSOR)
 
 
 def branch_narrowings(test: cst.BaseExpression) -> tuple[list[Narrowing], list[Narrowing]]:

@@ -83,7 +83,13 @@ def pretrained_gives_model(qualified: str) -> bool:
     return last in PRETRAINED_LOADERS and bool(owner) and not owner.rsplit(".", 1)[-1].endswith(PRETRAINED_NON_MODELS)
 
 
-PASSTHROUGH_FUNCTIONS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy", "copy.copy"})
+PASSTHROUGH_FUNCTIONS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy", "copy.copy"}) | {
+    # Reparametrisations return the module they were given, with new parameters (`weight_g`,
+    # `weight_v`, `weight_orig`, `parametrizations.weight.original`): checked on torch 2.13.
+    f"torch.nn.utils.{name}" for name in (
+        "weight_norm", "spectral_norm", "parametrizations.weight_norm", "parametrizations.spectral_norm",
+        "parametrizations.orthogonal", "parametrize.register_parametrization")
+}
 
 _DEVICE_NAME = re.compile(r"(?:^|_)(?:dev|device|devices)(?:$|_)", re.IGNORECASE)
 _GPU_STRING = re.compile(r"^(?:cuda|mps|xpu|hpu|xla|meta|privateuseone|mtia)(?::\d+)?$")

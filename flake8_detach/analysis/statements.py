@@ -16,11 +16,13 @@ import libcst as cst
 from . import dtypes as dt
 from . import semantics as sem
 from .expressions import constant_key
+from .freezing import call_freeze, loop_freeze, root_name
 from .guards import (
     Assumptions,
     branch_narrowings,
     device_flag_assumptions,
     isinstance_narrowing,
+    not_tensor_narrowing,
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
@@ -94,6 +96,9 @@ class StatementExecutor:
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
         body_narrowings, orelse_narrowings = branch_narrowings(node.test)
+        body_not_tensor, orelse_not_tensor = not_tensor_narrowing(node.test, self.imports)
+        body_narrowings += body_not_tensor
+        orelse_narrowings += orelse_not_tensor
         known = isinstance_narrowing(node.test, self.imports)
         if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
             body_narrowings.append(known)
@@ -124,8 +129,19 @@ class StatementExecutor:
     def _exec_for(self, node: cst.For, env: Env) -> None:
         iterable = self.interp.eval(node.iter, env)
         self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
+        freeze = loop_freeze(node)
+        if freeze is not None:
+            self._set_frozen(*freeze, env)
         if node.orelse is not None:
             self.exec_block(node.orelse.body, env)
+
+    @staticmethod
+    def _set_frozen(name: str, frozen: bool, env: Env) -> None:
+        """Freeze or thaw the module a name holds (freezing.py); other values are left alone."""
+        current = env.lookup(name)
+        if current is None or not current.has(Flag.MODULE | Flag.MODULE_HINT):
+            return
+        env.vars[name] = current.with_flags(add=Flag.FROZEN) if frozen else current.with_flags(remove=Flag.FROZEN)
 
     def _exec_while(self, node: cst.While, env: Env) -> None:
         self._loop(env, node.body, lambda: self.interp.eval(node.test, env))
@@ -309,6 +325,9 @@ class StatementExecutor:
     # --------------------------------------------------------- small statements
     def _exec_expr(self, node: cst.Expr, env: Env) -> None:
         self.interp.eval(node.value, env)
+        freeze = call_freeze(node.value) if isinstance(node.value, cst.Call) else None
+        if freeze is not None:
+            self._set_frozen(*freeze, env)
 
     def _exec_assert(self, node: cst.Assert, env: Env) -> None:
         self.interp.eval(node.test, env)
@@ -379,6 +398,9 @@ class StatementExecutor:
             self.facts.stores.add(target)
             self.interp.aliases.forget_attribute(target, env)  # before `lin` in `lin.weight` is read
             self.interp.eval(target, env)
+            root = root_name(target)
+            if root is not None:
+                self._set_frozen(root, False, env)  # `model.fc = nn.Linear(...)`: new parameters
             if isinstance(target.value, cst.Name):
                 owner = target.value.value
                 if owner == env.self_name and env.cls is not None:
@@ -392,6 +414,9 @@ class StatementExecutor:
         elif isinstance(target, cst.Subscript):
             self.facts.stores.add(target)
             self.interp.eval(target, env)
+            root = root_name(target)
+            if root is not None:
+                self._set_frozen(root, False, env)  # `model[-1] = nn.Linear(...)`
             self._store_item(target, value)
             if isinstance(target.value, cst.Name):
                 self.add_element(target.value.value, value, env)

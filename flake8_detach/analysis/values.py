@@ -57,6 +57,7 @@ class Flag:
     NON_NATIVE_ORDER = 1 << 31  # an ndarray whose dtype is not in the machine's byte order (`>f4`)
     NON_NATIVE_DTYPE = 1 << 32  # a dtype (or dtype string) naming a non-native byte order
     SKLEARN_ESTIMATOR = 1 << 33  # a scikit-learn estimator: its `fit`/`predict` convert their arguments
+    FROZEN = 1 << 34  # a module whose parameters were all set requires_grad=False (freezing.py)
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -172,7 +173,10 @@ class Value:
             items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
         elem = _merge_optional(self.elem, other.elem)
         objs = self.objs | other.objs if other.objs and self.objs else self.objs or other.objs
-        return Value(self.flags | other.flags, items, elem, self.origin or other.origin,
+        flags = self.flags | other.flags
+        if flags & Flag.FROZEN and (_thawed_module(self) or _thawed_module(other)):
+            flags &= ~Flag.FROZEN  # a must-fact: frozen only if every joined module is
+        return Value(flags, items, elem, self.origin or other.origin,
                      self.via or other.via, self.callee or other.callee, _merge_device_if(self, other), objs)
 
     def element(self) -> Value:
@@ -236,6 +240,10 @@ EMPTY = Value()
 # Per thread (the language server analyses buffers in worker threads): `heap_reader`, set by
 # analysis/heap.py while a walk runs, says what the objects of a value may hold.
 WALK = threading.local()
+
+
+def _thawed_module(value: Value) -> bool:
+    return value.has(Flag.MODULE | Flag.MODULE_HINT) and not value.has(Flag.FROZEN)
 
 
 def merge_all(values: Iterable[Value]) -> Value:

@@ -1,0 +1,139 @@
+"""Frozen modules (analysis/freezing.py): a model whose parameters were all set
+`requires_grad=False` gives outputs without grad, unless its input has grad or it was thawed.
+
+Every program is executed too: a flagged line must raise there, an unflagged program must run.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from flake8_detach import check_source
+from flake8_detach.settings import Settings
+
+PRELUDE = "import numpy as np\nimport torch\nfrom torch import nn\n\nx = torch.ones(2, 3)\n\n\n"
+
+
+def program(body: str) -> str:
+    return PRELUDE + textwrap.dedent(body).lstrip("\n")
+
+
+def flagged_lines(source: str) -> list[int]:
+    return sorted(d.line for d in check_source(source, Settings(preview=True)) if d.code in ("DET101", "DET106"))
+
+
+def failing_line(source: str) -> int | None:
+    try:
+        exec(compile(source, "<freezing>", "exec"), {"__name__": "__main__"})  # noqa: S102
+    except (RuntimeError, TypeError) as error:
+        trace, line = error.__traceback__, None
+        while trace is not None:
+            if trace.tb_frame.f_code.co_filename == "<freezing>":
+                line = trace.tb_lineno
+            trace = trace.tb_next
+        return line
+    return None
+
+
+FROZEN = {
+    "loop": """
+        model = nn.Linear(3, 3)
+        for p in model.parameters():
+            p.requires_grad = False
+        model(x).numpy()
+        """,
+    "named loop, method form": """
+        model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+        for name, p in model.named_parameters():
+            p.requires_grad_(False)
+        model.eval()
+        np.asarray(model(x))
+        """,
+    "requires_grad_(False)": """
+        model = nn.Linear(3, 3)
+        model.requires_grad_(False)
+        model(x).numpy()
+        """,
+    "frozen in a loader function": """
+        def load():
+            model = nn.Linear(3, 3)
+            for p in model.parameters():
+                p.requires_grad = False
+            return model
+
+        class Runner:
+            def __init__(self):
+                self.model = load()
+
+            def run(self, batch):
+                return self.model(batch).cpu().numpy()
+
+        Runner().run(x)
+        """,
+}
+
+THAWED = {
+    "a new head after the freeze (transfer learning)": """
+        model = nn.Sequential(nn.Linear(3, 3))
+        for p in model.parameters():
+            p.requires_grad = False
+        model.head = nn.Linear(3, 3)
+        model = nn.Sequential(model, model.head)
+        model(x).numpy()  # flagged
+        """,
+    "part of it thawed": """
+        model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+        for p in model.parameters():
+            p.requires_grad = False
+        for p in model[1].parameters():
+            p.requires_grad = True
+        model(x).numpy()  # flagged
+        """,
+    "frozen only on some parameters": """
+        model = nn.Linear(3, 3)
+        for name, p in model.named_parameters():
+            if name == "bias":
+                p.requires_grad = False
+        model(x).numpy()  # flagged
+        """,
+    "a layer replaced by index": """
+        model = nn.Sequential(nn.Linear(3, 3))
+        model.requires_grad_(False)
+        model[0] = nn.Linear(3, 3)
+        model(x).numpy()  # flagged
+        """,
+    "frozen on one branch only": """
+        model = nn.Linear(3, 3)
+        if len(x) > 5:
+            model.requires_grad_(False)
+        model(x).numpy()  # flagged
+        """,
+    "an input that requires grad": """
+        model = nn.Linear(3, 3)
+        model.requires_grad_(False)
+        model(x.requires_grad_()).numpy()  # flagged
+        """,
+    "requires_grad_() turns it back on": """
+        model = nn.Linear(3, 3)
+        model.requires_grad_(False)
+        model.requires_grad_()
+        model(x).numpy()  # flagged
+        """,
+}
+
+
+@pytest.mark.parametrize("body", FROZEN.values(), ids=FROZEN.keys())
+def test_a_frozen_module_gives_outputs_without_grad(body: str) -> None:
+    source = program(body)
+    assert failing_line(source) is None
+    assert flagged_lines(source) == []
+
+
+@pytest.mark.parametrize("body", THAWED.values(), ids=THAWED.keys())
+def test_a_module_that_may_have_grad_again_is_flagged(body: str) -> None:
+    source = program(body)
+    line = next(number for number, text in enumerate(source.splitlines(), 1) if "# flagged" in text)
+    assert failing_line(source) == line
+    assert flagged_lines(source) == [line]
