@@ -13,6 +13,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from running import failing_line as run_program
 
 from flake8_detach import check_source
 from flake8_detach.analysis.summaries import MAX_CONTEXTS
@@ -37,18 +38,7 @@ def line_of(source: str, text: str) -> int:
 
 
 def failing_line(source: str) -> int | None:
-    """Run the program: the line that raised (in the program itself), or None if it ran."""
-    try:
-        exec(compile(source, "<fixpoint>", "exec"), {"__name__": "__main__"})  # noqa: S102
-    except (RuntimeError, TypeError) as error:
-        trace = error.__traceback__
-        line = None
-        while trace is not None:
-            if trace.tb_frame.f_code.co_filename == "<fixpoint>":
-                line = trace.tb_lineno
-            trace = trace.tb_next
-        return line
-    return None
+    return run_program(source, "<fixpoint>")
 
 
 SPECTRUM = """

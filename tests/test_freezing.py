@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from running import failing_line as run_program
 
 from flake8_detach import check_source
 from flake8_detach.settings import Settings
@@ -25,16 +26,7 @@ def flagged_lines(source: str) -> list[int]:
 
 
 def failing_line(source: str) -> int | None:
-    try:
-        exec(compile(source, "<freezing>", "exec"), {"__name__": "__main__"})  # noqa: S102
-    except (RuntimeError, TypeError) as error:
-        trace, line = error.__traceback__, None
-        while trace is not None:
-            if trace.tb_frame.f_code.co_filename == "<freezing>":
-                line = trace.tb_lineno
-            trace = trace.tb_next
-        return line
-    return None
+    return run_program(source, "<freezing>")
 
 
 FROZEN = {

@@ -29,6 +29,7 @@ def write_labels(tmp_path: Path) -> tuple[Path, Path]:
         f"{REPO},c.py,10,numpy,yes,DET104,cuda buffer,x.numpy()\n"
         f"{REPO},c.py,11,numpy,yes,DET104,cuda buffer,y.numpy()\n"
         f"{REPO},c.py,12,np,no,,list,np.mean(l)\n"
+        f"{REPO},b.py,7,data,yes,DET103,parameter (also a TRUE label: one hazard),p.data\n"
     )
     return precision, recall
 

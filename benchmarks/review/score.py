@@ -102,6 +102,7 @@ def score_recall(path: str, found: list, caller_code: str, exact: dict) -> None:
     for repo, file, line, _column, code in found:
         flagged[(repo, file, line)].add(code)
     hits: dict[str, Counter[str]] = defaultdict(Counter)
+    true_sites = {(repo, file, line, code) for (repo, file, line, code, _), label in exact.items() if label == "TRUE"}
     for (repo, file, line, code, _column), label in exact.items():
         if label == "TRUE":
             hit = flagged.get((repo, file, line), set()) & {code, caller_code}
@@ -115,6 +116,8 @@ def score_recall(path: str, found: list, caller_code: str, exact: dict) -> None:
         codes = flagged.get(where, set())
         if row["hazard"].strip().lower() == "yes":
             expected = row["expected_code"]
+            if (*where, expected) in true_sites:
+                continue  # the same hazard, labelled again once an engine flagged it: count it once
             hits[expected]["found" if codes & {expected, caller_code} else "missed"] += 1
         elif codes and where not in hazard_lines:  # a line with a hazard row may be flagged for it
             new_flags.append((*where, sorted(codes)))
