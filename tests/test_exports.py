@@ -190,3 +190,40 @@ def test_what_other_files_pass_judges_a_helper_as_its_own_files_calls_would(tmp_
     assert codes(tmp_path, "helpers.py") == [(5, "DET101")]
     proof = run(tmp_path, "train.py")
     assert GRAD_ERROR in proof.stderr and "[1. 1. 1.]" in proof.stdout  # show ran, to_np raised
+
+
+RECORDER = """
+    import torch
+    from torch import nn
+
+
+    class Recorder:
+        def __init__(self):
+            self.net = nn.Linear(3, 1)
+            self.outputs = []
+
+        def run(self, x):
+            def keep(value):  # a closure (a hook, often) filling the instance's list
+                self.outputs.append(value)
+
+            keep(self.net(x))
+"""
+
+USE_RECORDER = """
+    import torch
+    from recorder import Recorder
+
+    r = Recorder()
+    r.run(torch.ones(3))
+    print(r.outputs[0].numpy())
+"""
+
+
+def test_a_list_field_filled_by_a_closure_carries_its_elements_across_files(tmp_path: Path) -> None:
+    write(tmp_path, {"recorder.py": RECORDER, "main.py": USE_RECORDER})
+    assert codes(tmp_path, "main.py") == [(6, "DET101")]
+    assert GRAD_ERROR in run(tmp_path, "main.py").stderr
+    forget_projects()
+    write(tmp_path, {"recorder.py": RECORDER.replace("append(value)", "append(value.detach())")})
+    assert codes(tmp_path, "main.py") == []
+    assert run(tmp_path, "main.py").returncode == 0

@@ -327,3 +327,15 @@ def test_a_reparametrised_module_is_the_module_it_was_given() -> None:
     namespace: dict[str, object] = {}
     exec(compile(source, "<reparametrised>", "exec"), namespace)  # noqa: S102
     assert namespace["head"].weight_g.requires_grad and namespace["critic"].weight_orig.requires_grad  # type: ignore[attr-defined]
+
+
+def test_a_closure_in_a_method_writes_the_instances_fields() -> None:
+    """pytorch-grad-cam's gradient hook: `def store(grad): self.gradients = [grad] + ...` inside a
+    method, read in another class's method."""
+    source = ("import torch\n\n\nclass Store:\n    def __init__(self):\n        self.grads = []\n\n"
+              "    def watch(self, output):\n        def keep(grad):\n            self.grads = [grad.detach()] + self.grads\n\n"
+              "        output.register_hook(keep)\n\n\nclass Cam:\n    def __init__(self):\n        self.store = Store()\n\n"
+              "    def run(self):\n        return [g.data for g in self.store.grads]\n")
+    assert lines(source) == [(20, "DET103")]
+    shadowed = source.replace("def keep(grad):", "def keep(grad, self=None):")  # not the instance
+    assert lines(shadowed) == []

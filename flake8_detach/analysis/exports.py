@@ -18,7 +18,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "2"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "3"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES)
@@ -63,10 +63,14 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
         interpreter.run()
     except (cst.ParserSyntaxError, RecursionError, ValueError):
         return empty
-    returns = {name: encode(info.returns) for info in interpreter.summaries.functions
-               if (name := interpreter.unit_name(info)) is not None and info.returns.flags}
-    fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
-              for attr, value in cls.attrs.items() if value.flags}
-    outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
-                for key, passed in interpreter.outgoing.items()}
+    previous = interpreter.heap.install()  # a container's elements live in the heap
+    try:
+        returns = {name: encode(info.returns) for info in interpreter.summaries.functions
+                   if (name := interpreter.unit_name(info)) is not None and info.returns.flags}
+        fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
+                  for attr, value in cls.attrs.items() if value.flags}
+        outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
+                    for key, passed in interpreter.outgoing.items()}
+    finally:
+        interpreter.heap.uninstall(previous)
     return {"returns": returns, "fields": fields, "outgoing": outgoing}

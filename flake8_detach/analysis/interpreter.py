@@ -59,7 +59,7 @@ from .project import ProjectView
 from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
-from .syntax import dotted, is_classmethod, is_none, is_static
+from .syntax import all_params, dotted, is_classmethod, is_none, is_static
 from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by
 
 MAX_CALL_DEPTH = 8  # summaries analysed on demand from a call site, nested
@@ -166,6 +166,12 @@ class Interpreter:
             bound_to_instance = not is_classmethod(node)
             env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and bound_to_instance else Flag.NONE)
         env.self_name = self_name
+        enclosing = info.env
+        if self_name is None and info.cls is None and enclosing is not None and enclosing.self_name is not None \
+                and enclosing.self_name not in {param.name.value for param in all_params(node.params)}:
+            # A closure in a method (a hook: `def store(grad): self.grads.append(grad)`) writes and
+            # reads the instance's fields through the method's `self`.
+            env.self_name, env.cls = enclosing.self_name, enclosing.cls
         judged = info.judged_by_callers
         quiet, grad_free = self._judged_by_project(info) if info.is_base else (False, frozenset())
         # Calls in other project files: what they pass, and (for a plain function nothing here
