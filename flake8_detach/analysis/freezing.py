@@ -44,7 +44,7 @@ def loop_freeze(node: cst.For) -> tuple[str, bool] | None:
     owner = _iterated_owner(node.iter)
     if parameter is None or owner is None:
         return None
-    settings = [(top_level, value) for top_level, value in _settings(node.body, parameter)]
+    settings = _settings(node.body, parameter)
     if not settings:
         return None
     root = root_name(owner)
