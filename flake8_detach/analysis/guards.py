@@ -46,11 +46,10 @@ def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tup
     """
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return isinstance_refinement(test.left, imports) or isinstance_refinement(test.right, imports)
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+    parts = _isinstance_parts(test)
+    if parts is None:
         return None
-    name = test.args[0].value.value
-    classes = test.args[1].value
+    name, classes = parts
     candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
     qualified = [imports.resolve(c) or dotted(c) or "" for c in candidates]
     if all(sem.is_nn_module_class(q, private=True) for q in qualified):
@@ -78,15 +77,22 @@ def not_tensor_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tupl
     Only the base class counts: outside `isinstance(x, nn.Parameter)` x may still be a tensor.
     """
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    call = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "isinstance"
-            and len(call.args) == 2 and isinstance(call.args[0].value, cst.Name)):
+    parts = _isinstance_parts(test.expression if isinstance(test, cst.UnaryOperation) and negated else test)
+    if parts is None:
         return [], []
-    qualified = imports.resolve(call.args[1].value) or dotted(call.args[1].value) or ""
-    if qualified not in ("torch.Tensor", "torch.autograd.Variable"):
+    name, classes = parts
+    if (imports.resolve(classes) or dotted(classes)) not in ("torch.Tensor", "torch.autograd.Variable"):
         return [], []
-    narrowing: Narrowing = (call.args[0].value.value, _not_a_tensor)
+    narrowing: Narrowing = (name, _not_a_tensor)
     return ([narrowing], []) if negated else ([], [narrowing])
+
+
+def _isinstance_parts(test: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
+    """("x", C) for `isinstance(x, C)` of a plain name, else None."""
+    if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return test.args[0].value.value, test.args[1].value
+    return None
 
 
 def _not_a_tensor(value: Value | None) -> Value | None:

@@ -143,6 +143,12 @@ class StatementExecutor:
             return
         env.vars[name] = current.with_flags(add=Flag.FROZEN) if frozen else current.with_flags(remove=Flag.FROZEN)
 
+    def _thaw_owner(self, target: cst.Attribute | cst.Subscript, env: Env) -> None:
+        """`model.fc = nn.Linear(...)`, `model[-1] = ...`: the module may have new parameters."""
+        root = root_name(target)
+        if root is not None:
+            self._set_frozen(root, False, env)
+
     def _exec_while(self, node: cst.While, env: Env) -> None:
         self._loop(env, node.body, lambda: self.interp.eval(node.test, env))
         if node.orelse is not None:
@@ -398,9 +404,7 @@ class StatementExecutor:
             self.facts.stores.add(target)
             self.interp.aliases.forget_attribute(target, env)  # before `lin` in `lin.weight` is read
             self.interp.eval(target, env)
-            root = root_name(target)
-            if root is not None:
-                self._set_frozen(root, False, env)  # `model.fc = nn.Linear(...)`: new parameters
+            self._thaw_owner(target, env)
             if isinstance(target.value, cst.Name):
                 owner = target.value.value
                 if owner == env.self_name and env.cls is not None:
@@ -414,9 +418,7 @@ class StatementExecutor:
         elif isinstance(target, cst.Subscript):
             self.facts.stores.add(target)
             self.interp.eval(target, env)
-            root = root_name(target)
-            if root is not None:
-                self._set_frozen(root, False, env)  # `model[-1] = nn.Linear(...)`
+            self._thaw_owner(target, env)
             self._store_item(target, value)
             if isinstance(target.value, cst.Name):
                 self.add_element(target.value.value, value, env)
