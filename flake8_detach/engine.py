@@ -16,7 +16,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 import libcst as cst
@@ -255,9 +255,9 @@ def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | 
 
 
 @without_cyclic_gc
-def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
-                 place: Place | None = None) -> list[tuple[int, int, str]]:
-    """(line, column, message) of each diagnostic of a file that passed the screen: the flake8 front.
+def report_diagnostics(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
+                       place: Place | None = None) -> list[Diagnostic]:
+    """The diagnostics of a file that passed the screen, without their fixes: the flake8 front.
 
     Only plain values come back, so the libcst tree dies here, while the cycle collector is
     still paused, and what the analysis left in reference cycles is collected at once, while
@@ -269,10 +269,16 @@ def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.A
     return found
 
 
+def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
+                 place: Place | None = None) -> list[tuple[int, int, str]]:
+    """(line, column, message) of each diagnostic of a file that passed the screen."""
+    return [(d.line, d.column, d.message) for d in report_diagnostics(source, settings, tree, place)]
+
+
 def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
-                  place: Place | None = None) -> list[tuple[int, int, str]]:
+                  place: Place | None = None) -> list[Diagnostic]:
     diagnostics = analyze_module(parse(source, tree), settings, source, tree, place).diagnostics
-    return [(diagnostic.line, diagnostic.column, diagnostic.message) for diagnostic in diagnostics]
+    return [replace(diagnostic, fix=None) for diagnostic in diagnostics]
 
 
 def check_source(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> list[Diagnostic]:

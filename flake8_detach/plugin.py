@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from flake8.exceptions import ExecutionError
@@ -34,26 +35,44 @@ def _comma_list(value: str | list[str] | None) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _share_project_summaries() -> None:
-    """Store the project index's summaries in the results cache's folder, as `check` does, so
-    that flake8's workers and later runs share them. Once per process, when the first file
-    passes the screen (the cache's modules cost more than the plugin's fixed budget); a folder
-    that cannot be made leaves them in memory."""
+def _results_cache() -> Any:
+    """The results cache (``.flake8_detach_cache``, or $FLAKE8_DETACH_CACHE_DIR), opened once per
+    process when the first file passes the screen; its folder also stores the project index's
+    summaries, as `check`'s does, so that flake8's workers and later runs share them. None when
+    the folder cannot be made (summaries then stay in memory) or caching is off."""
     from .analysis.project import use_summary_directory
     from .sources.cache import ResultsCache, default_directory
 
     cache = ResultsCache.open(default_directory())
     use_summary_directory(cache.directory if cache is not None else None)
+    return cache if DetachPlugin.use_cache else None
 
 
 def _place(filename: str) -> Any:
     """The engine's Place of the file flake8 names, or None for standard input."""
     if filename in ("stdin", "-") or not os.path.isfile(filename):
         return None
-    from .engine import Place
+    from .place import Place
 
-    _share_project_summaries()
+    _results_cache()
     return Place.of(filename)
+
+
+def _cache_entry(source: str, place: Any, settings: Settings) -> tuple[Any, str] | None:
+    """The results cache and the key of this file's flake8 result, or None (no file on disk, or
+    caching off). The key holds the file's text, its project (a file's diagnostics depend on the
+    other files of its project, as `check`'s key says), the settings and the engine's code."""
+    cache = _results_cache() if place is not None else None
+    if cache is None:
+        return None
+    from .analysis.project import project_fingerprint
+    from .sources.cache import MODE_FLAKE8
+
+    try:
+        kind = f".py\0{project_fingerprint(Path(place.path))}"
+    except (OSError, ValueError, RecursionError):
+        return None
+    return cache, cache.key(source.encode("utf-8", "surrogatepass"), kind, settings, MODE_FLAKE8)
 
 
 class DetachPlugin:
@@ -62,6 +81,7 @@ class DetachPlugin:
     # Every code is computed (DET111 included) and flake8's own selection decides what is shown:
     # the opt-in codes are default-ignored (add_options), as flake8-bugbear's B9xx are.
     settings = Settings(preview=True)
+    use_cache = True  # --detach-no-cache turns the results cache off (summaries still go to its folder)
 
     def __init__(self, tree: ast.AST, lines: list[str], filename: str = "stdin") -> None:
         self.tree = tree
@@ -91,6 +111,14 @@ class DetachPlugin:
             "(e.g. myproject.utils.to_numpy).",
         )
         parser.add_option(
+            "--detach-no-cache",
+            default=False,
+            action="store_true",
+            parse_from_config=True,
+            help="Neither read nor write flake8-detach's results cache (.flake8_detach_cache, or "
+            "$FLAKE8_DETACH_CACHE_DIR): every file that passes the screen is analysed again.",
+        )
+        parser.add_option(
             "--detach-fix-style",
             default="chain",
             parse_from_config=True,
@@ -116,6 +144,7 @@ class DetachPlugin:
             raise ExecutionError(f"flake8-detach: --{error.key}: {error.message}") from error
         cls.settings = Settings(no_grad_contexts=contexts, converting_functions=converting, fix_style=fix_style,
                                 preview=True)
+        cls.use_cache = not getattr(options, "detach_no_cache", False)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         # flake8 has already decoded the file (BOM, coding cookie) into `lines`; reading
@@ -124,13 +153,22 @@ class DetachPlugin:
         try:
             if not worth_analysing(source, self.settings, self.tree):
                 return
-            from .engine import AnalysisError, report_lines
+            place = _place(self.filename)
+            entry = _cache_entry(source, place, self.settings)
+            if entry is not None:
+                cache, key = entry
+                hit = cache.get(key, str(place.path), source.encode("utf-8", "surrogatepass"))
+                if hit is not None:  # the engine (and libcst) is not even imported
+                    for diagnostic in hit.diagnostics:
+                        yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)
+                    return
+            from .engine import AnalysisError, report_diagnostics
         except Exception as error:  # noqa: BLE001 - a broken install must not break flake8
             LOG.warning("flake8-detach: cannot load the engine: %r", error)
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
             return
         try:
-            found = report_lines(source, self.settings, self.tree, _place(self.filename))
+            found = report_diagnostics(source, self.settings, self.tree, place)
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return
@@ -138,5 +176,9 @@ class DetachPlugin:
             LOG.warning("flake8-detach: internal error, file skipped: %r", error)
             yield 1, 0, f"DET000 flake8-detach skipped this file after an internal error: {error!r}", type(self)
             return
-        for line, column, message in found:
-            yield line, column, message, type(self)
+        if entry is not None:
+            from .reporting.model import FileReport
+
+            cache.put(key, FileReport(str(place.path), found))
+        for diagnostic in found:
+            yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)

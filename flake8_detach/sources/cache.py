@@ -72,10 +72,12 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 
 
 # What an entry holds, part of its key: `check`'s diagnostics (with their fixes rendered), or
-# what `fix` left in a file it had nothing (more) to fix in, with or without the unsafe fixes.
+# what `fix` left in a file it had nothing (more) to fix in, with or without the unsafe fixes, or
+# the flake8 plugin's diagnostics.
 MODE_CHECK = "check"
 MODE_FIX = "fix"
 MODE_FIX_UNSAFE = "fix --unsafe-fixes"
+MODE_FLAKE8 = "flake8"  # the flake8 plugin's diagnostics (no fixes), keyed by the text flake8 decoded
 
 
 def default_directory() -> Path:
