@@ -465,6 +465,8 @@ class CallEvaluator:
 
     def _call_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value], env: Env) -> Value:
+        if method in sem.BACKWARD_HOOKS and positional and self._call_hook(receiver, method, node, positional[0]):
+            return EMPTY  # a handle
         receiver_name = syntax_receiver_name(node)
         if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
             receiver = self._duck_typed(receiver, method, receiver_name, env)
@@ -542,6 +544,30 @@ class CallEvaluator:
                 result = result.merge(value.tensor_part())
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
             self._method_dtype(receiver, method, node, positional, keywords))
+
+    def _call_hook(self, receiver: Value, method: str, node: cst.Call, hook: Value) -> bool:
+        """`out.register_hook(store)`: the backward pass calls `store(grad)` with grad off, so the
+        file's function is analysed as called here with what the library passes (a gradient has
+        no grad), not as a callback any code may call. Plain functions and closures only: a
+        method stays open to every caller. False where the receiver cannot have such a hook or the
+        file builds higher-order graphs (`create_graph=True`: gradients then require grad)."""
+        info = hook.callee
+        if not hook.has(Flag.FUNCTION) or not isinstance(info, FunctionInfo) or info.cls is not None:
+            return False
+        on_tensor = method in sem.TENSOR_HOOKS
+        if receiver.has(Flag.MODULE if on_tensor else Flag.TENSOR) or receiver.has(
+                Flag.NDARRAY | Flag.CONTAINER) or self.interp.builds_higher_order_graphs:
+            return False
+        gradient = Value(Flag.TENSOR | (receiver.flags & Flag.DEVICE)).with_dtype(receiver.dtype)
+        passed = {"gradient": gradient, "gradients": Value(Flag.CONTAINER, elem=gradient),
+                  "module": receiver, "itself": receiver}
+        saved = self.interp.grad_enabled
+        self.interp.grad_enabled = False
+        try:
+            self.interp.call_function(info, node, [passed[kind] for kind in sem.BACKWARD_HOOKS[method]], {})
+        finally:
+            self.interp.grad_enabled = saved
+        return True
 
     def _write_container(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                          keywords: dict[str, Value]) -> Value | None:

@@ -42,9 +42,11 @@ module's own statements, until no summary that something read grows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import libcst as cst
+import libcst.matchers as m
 
 from . import semantics as sem
 from .aliases import AliasTracker
@@ -105,6 +107,12 @@ class Interpreter:
         self.statements = StatementExecutor(self)
         self.eval = self.expressions.eval
         self.assign = self.statements.assign
+
+    @functools.cached_property
+    def builds_higher_order_graphs(self) -> bool:
+        """`backward(create_graph=True)` / `autograd.grad(..., create_graph=True)` somewhere in the
+        file: backward hooks may then receive gradients that require grad."""
+        return bool(m.findall(self.module, m.Arg(keyword=m.Name("create_graph"))))
 
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
         self.statements.exec_block(body, env)

@@ -23,6 +23,22 @@ FACTORIES = frozenset(
     LongTensor IntTensor BoolTensor HalfTensor ByteTensor complex polar tril_indices
     triu_indices empty_strided sparse_coo_tensor sparse_csr_tensor make_tensor Variable""".split()
 )
+# Backward hooks: methods that register a function the autograd engine calls during a backward
+# pass, and what it passes (checked on torch 2.13). The engine runs hooks with grad mode set to
+# `create_graph` (off unless a higher-order graph is built), so a gradient it passes has no grad:
+# "gradient" is a gradient of the receiver (its device and dtype), "gradients" a tuple of them,
+# "module" the module the hook is registered on, "itself" the receiver (a parameter whose .grad
+# was just accumulated: it still requires grad). A function passed here is judged by this call,
+# not as a callback with unknown callers.
+BACKWARD_HOOKS: dict[str, tuple[str, ...]] = {
+    "register_hook": ("gradient",),  # Tensor.register_hook(fn): fn(grad)
+    "register_post_accumulate_grad_hook": ("itself",),  # fn(param)
+    "register_full_backward_hook": ("module", "gradients", "gradients"),  # fn(module, grad_in, grad_out)
+    "register_backward_hook": ("module", "gradients", "gradients"),
+    "register_full_backward_pre_hook": ("module", "gradients"),  # fn(module, grad_out)
+}
+TENSOR_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})  # the rest are nn.Module's
+
 # Results that are integer or boolean tensors: they can never require grad.
 NO_GRAD_RESULTS = frozenset(
     """argmax argmin argsort eq ne gt lt ge le greater less equal not_equal isnan isinf
