@@ -1,12 +1,14 @@
 """Sample the sites the engine did not flag, for a recall review (labels in docs/review/).
 
 Usage: python benchmarks/review/recall_sites.py CORPUS FLAGGED.json [--seed 0] [--per-kind 40]
+       python benchmarks/review/recall_sites.py CORPUS - ...   (a census: every file, no engine's dump)
 
 Kinds of site: `.numpy()` calls (DET101/DET104), `.data` attributes other than `torch.utils.data`
 and `self.data` (DET103), `np.*(...)` calls with an argument and matplotlib plotting calls with an
 argument (DET106). A site counts as flagged when a diagnostic of its rules is on its line. Prints
 the flagged and unflagged counts per kind and writes a seeded sample of the unflagged sites, each
-with its context, to `recall-sample.json` for labelling by hand.
+with its context, to `recall-sample.json` for labelling by hand. With `-` for the dump, every
+`.py` and notebook of the corpus counts as unflagged: a sample labelled before any engine runs on it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from flake8_detach.sources.notebooks import read_notebook
+from flake8_detach.sources.notebooks import NotebookError, NotebookSkipped, read_notebook
 
 PLOTTING = frozenset(
     "plot scatter imshow hist bar barh errorbar fill_between step stem contour contourf pcolormesh "
@@ -54,19 +56,20 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-kind", type=int, default=40)
     args = parser.parse_args()
-    flagged = json.loads(Path(args.flagged).read_text())
+    census = args.flagged == "-"
+    flagged = {} if census else json.loads(Path(args.flagged).read_text())
     unflagged: dict[str, list[dict[str, object]]] = {kind: [] for kind in RULES}
     hits = dict.fromkeys(RULES, 0)
     for path in sorted(Path(args.corpus).rglob("*")):
-        if str(path) not in flagged:
+        if str(path) not in flagged and not (census and path.suffix in (".py", ".ipynb")):
             continue
-        source = read_notebook(path).source if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
         try:
+            source = read_notebook(path).source if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
             tree = ast.parse(source)
-        except SyntaxError:
-            continue
+        except (NotebookError, NotebookSkipped, UnicodeDecodeError, SyntaxError, ValueError):
+            continue  # what the engine's dump skips too (a notebook of another language, say)
         lines = source.split("\n")
-        reported = {(line, code) for line, _, code in flagged[str(path)]}
+        reported = {(line, code) for line, _, code in flagged.get(str(path), [])}
         for kind, line, text in sites(tree):
             if any((line, code) in reported for code in RULES[kind]):
                 hits[kind] += 1
