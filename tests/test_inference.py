@@ -204,6 +204,20 @@ def test_outside_isinstance_of_torch_tensor_the_value_is_no_tensor() -> None:
         exec(compile(head + early + call, "<isinstance>", "exec"), {})  # noqa: S102
 
 
+def test_torch_is_tensor_narrows_as_isinstance_does() -> None:
+    """`if torch.is_tensor(vec): vec = vec.detach().cpu().numpy()` (a GCN notebook's
+    color_from_vec) leaves an array either way; `if not torch.is_tensor(vec):` keeps the tensor."""
+    head = ("import numpy as np\nimport torch\n\nnet = torch.nn.Linear(3, 3)\n\n\ndef color(vec):\n")
+    call = "\n\ncolor(net(torch.ones(3)))\n"
+    converted = "    if torch.is_tensor(vec):\n        vec = vec.detach().cpu().numpy()\n    return np.median(vec)\n"
+    assert lines(head + converted + call) == []
+    kept = "    if not torch.is_tensor(vec):\n        vec = torch.as_tensor(vec)\n    return np.median(vec)\n"
+    assert lines(head + kept + call) == [(10, "DET106")]
+    exec(compile(head + converted + call, "<is_tensor>", "exec"), {})  # noqa: S102 - it runs
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(head + kept + call, "<is_tensor>", "exec"), {})  # noqa: S102
+
+
 def test_weight_of_an_unknown_parameter_is_as_unknown_as_the_parameter() -> None:
     head = "import torch\n\n\ndef weights(model):\n"
     (diagnostic,) = check_source(head + "    return model.weight.numpy()\n", PREVIEW)

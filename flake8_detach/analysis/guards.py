@@ -71,20 +71,30 @@ def isinstance_narrowing(test: cst.BaseExpression, imports: ImportTable) -> Narr
 
 
 def not_tensor_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
-    """`if isinstance(x, torch.Tensor): ... else:` x is no tensor in the other branch (and in the
-    body of `if not isinstance(x, torch.Tensor):`); a container keeps what its elements are.
+    """`if isinstance(x, torch.Tensor): ... else:` (or `torch.is_tensor(x)`) x is no tensor in the
+    other branch (and in the body of `if not ...:`); a container keeps what its elements are.
 
     Only the base class counts: outside `isinstance(x, nn.Parameter)` x may still be a tensor.
     """
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    parts = _isinstance_parts(test.expression if isinstance(test, cst.UnaryOperation) and negated else test)
-    if parts is None:
-        return [], []
-    name, classes = parts
-    if (imports.resolve(classes) or dotted(classes)) not in ("torch.Tensor", "torch.autograd.Variable"):
+    name = _tensor_test(test.expression if isinstance(test, cst.UnaryOperation) and negated else test, imports)
+    if name is None:
         return [], []
     narrowing: Narrowing = (name, _not_a_tensor)
     return ([narrowing], []) if negated else ([], [narrowing])
+
+
+def _tensor_test(test: cst.BaseExpression, imports: ImportTable) -> str | None:
+    """The name `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)` tests, else None."""
+    parts = _isinstance_parts(test)
+    if parts is not None:
+        name, classes = parts
+        return name if (imports.resolve(classes) or dotted(classes)) in ("torch.Tensor", "torch.autograd.Variable") \
+            else None
+    if (isinstance(test, cst.Call) and imports.resolve(test.func) == "torch.is_tensor" and len(test.args) == 1
+            and isinstance(test.args[0].value, cst.Name)):
+        return test.args[0].value.value
+    return None
 
 
 def _isinstance_parts(test: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
