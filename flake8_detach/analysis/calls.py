@@ -549,18 +549,19 @@ class CallEvaluator:
         """`out.register_hook(store)`: the backward pass calls `store(grad)` with grad off, so the
         file's function is analysed as called here with what the library passes (a gradient has
         no grad), not as a callback any code may call. Plain functions and closures only: a
-        method stays open to every caller. False where the receiver cannot have such a hook or the
+        method stays open to every caller. False for an array (NumPy has no hooks) and where the
         file builds higher-order graphs (`create_graph=True`: gradients then require grad)."""
         info = hook.callee
         if not hook.has(Flag.FUNCTION) or not isinstance(info, FunctionInfo) or info.cls is not None:
             return False
-        on_tensor = method in sem.TENSOR_HOOKS
-        if receiver.has(Flag.MODULE if on_tensor else Flag.TENSOR) or receiver.has(
-                Flag.NDARRAY | Flag.CONTAINER) or self.interp.builds_higher_order_graphs:
+        if receiver.has(Flag.NDARRAY) or self.interp.builds_higher_order_graphs:
             return False
+        # The method names the receiver's class (only a tensor has `register_hook`, only a module
+        # `register_full_backward_hook`), whatever the walk made of it (`list(m._modules.items())[0][1]`).
         gradient = Value(Flag.TENSOR | (receiver.flags & Flag.DEVICE)).with_dtype(receiver.dtype)
+        module = receiver if receiver.has(Flag.MODULE) else Value(Flag.MODULE | (receiver.flags & Flag.DEVICE))
         passed = {"gradient": gradient, "gradients": Value(Flag.CONTAINER, elem=gradient),
-                  "module": receiver, "itself": receiver}
+                  "module": module, "itself": receiver.with_flags(add=Flag.TENSOR)}
         saved = self.interp.grad_enabled
         self.interp.grad_enabled = False
         try:
