@@ -58,10 +58,11 @@ def _place(filename: str) -> Any:
     return Place.of(filename)
 
 
-def _cache_entry(source: str, place: Any, settings: Settings) -> tuple[Any, str] | None:
+def _cache_entry(data: bytes, place: Any, settings: Settings) -> tuple[Any, str] | None:
     """The results cache and the key of this file's flake8 result, or None (no file on disk, or
-    caching off). The key holds the file's text, its project (a file's diagnostics depend on the
-    other files of its project, as `check`'s key says), the settings and the engine's code."""
+    caching off). The key holds the file's text (``data``, encoded), its project (a file's
+    diagnostics depend on the other files of its project, as `check`'s key says), the settings and
+    the engine's code."""
     cache = _results_cache() if place is not None else None
     if cache is None:
         return None
@@ -72,7 +73,7 @@ def _cache_entry(source: str, place: Any, settings: Settings) -> tuple[Any, str]
         kind = f".py\0{project_fingerprint(Path(place.path))}"
     except (OSError, ValueError, RecursionError):
         return None
-    return cache, cache.key(source.encode("utf-8", "surrogatepass"), kind, settings, MODE_FLAKE8)
+    return cache, cache.key(data, kind, settings, MODE_FLAKE8)
 
 
 class DetachPlugin:
@@ -154,10 +155,11 @@ class DetachPlugin:
             if not worth_analysing(source, self.settings, self.tree):
                 return
             place = _place(self.filename)
-            entry = _cache_entry(source, place, self.settings)
+            data = source.encode("utf-8", "surrogatepass") if place is not None else b""
+            entry = _cache_entry(data, place, self.settings)
             if entry is not None:
                 cache, key = entry
-                hit = cache.get(key, str(place.path), source.encode("utf-8", "surrogatepass"))
+                hit = cache.get(key, str(place.path), data)
                 if hit is not None:  # the engine (and libcst) is not even imported
                     for diagnostic in hit.diagnostics:
                         yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)

@@ -37,7 +37,6 @@ BACKWARD_HOOKS: dict[str, tuple[str, ...]] = {
     "register_backward_hook": ("module", "gradients", "gradients"),
     "register_full_backward_pre_hook": ("module", "gradients"),  # fn(module, grad_out)
 }
-TENSOR_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook"})  # the rest are nn.Module's
 
 # Results that are integer or boolean tensors: they can never require grad.
 NO_GRAD_RESULTS = frozenset(
