@@ -461,3 +461,79 @@ def test_what_torch_load_gives_is_a_model_only_where_it_is_called(tmp_path: Path
         runnable = source.replace("matplotlib.pyplot as plt", "builtins as plt").replace("plt.plot", "plt.print")
         exec(compile(runnable, "case", "exec"), namespace)  # noqa: S102
     assert raised.traceback[-1].lineno + 1 == 10  # pytest counts lines from 0
+
+
+def _notebook(path: Path, *sources: str) -> None:
+    import json
+
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": textwrap.dedent(source).lstrip("\n")} for source in sources]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_a_package_star_re_export_names_the_class(tmp_path: Path) -> None:
+    """`from base import Trainer` where base/__init__.py says `from .trainer import *`."""
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "base/__init__.py": "from .trainer import *\n",
+                     "base/trainer.py": """
+        import torch
+        from models import Net
+
+
+        class Trainer:
+            def __init__(self):
+                self.model = Net()
+    """, "train.py": """
+        import torch
+        from base import Trainer
+
+
+        class Runner(Trainer):
+            def step(self):
+                return self.model(torch.ones(1, 3)).numpy()
+
+
+        Runner().step()
+    """})
+    found = codes(tmp_path, "train.py")
+    assert [line for line, message in found if message.startswith("DET101")] == [7]
+    proof = run_script(tmp_path, "train.py")
+    assert GRAD_ERROR in proof.stderr
+    # A private name is not star-exported, and a star import of a module that lacks the name binds nothing.
+    view = project_module.project_view(tmp_path / "train.py")
+    assert view is not None
+    project = view.project
+    assert project.definition(tmp_path / "train.py", "base.Trainer") == (tmp_path / "base/trainer.py", "Trainer")
+    assert project.definition(tmp_path / "train.py", "base.Missing") is None
+
+
+def test_notebook_calls_judge_a_helper_of_the_project(tmp_path: Path) -> None:
+    """A helper of `lib.py` that only notebooks call is judged by what they pass."""
+    write(tmp_path, {"setup.py": "", "lib.py": """
+        import torch
+
+
+        def show(x):
+            return x.numpy()
+    """})
+    assert CALLER_DEPENDENT in codes(tmp_path, "lib.py")[0][1]  # no caller yet: it depends on the caller
+    _notebook(tmp_path / "explore.ipynb", "import torch\nfrom lib import show\n",
+              "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+              "show(torch.ones(3).to(device))\n")
+    forget_projects()
+    found = codes(tmp_path, "lib.py")
+    assert [message[:6] for _, message in found] == ["DET104"]  # the notebook passes a tensor that may be on a GPU
+    _notebook(tmp_path / "explore.ipynb", "import torch\nfrom lib import show\n",
+              "net = torch.nn.Linear(3, 3)\nwith torch.no_grad():\n    out = net(torch.ones(3))\nshow(out)\n")
+    forget_projects()
+    assert codes(tmp_path, "lib.py") == []  # every caller passes a value computed under no_grad
+    _notebook(tmp_path / "explore.ipynb", "import torch\nfrom lib import show\n",
+              "net = torch.nn.Linear(3, 3)\nshow(net(torch.ones(3)))\n")
+    forget_projects()
+    found = codes(tmp_path, "lib.py")
+    assert [message[:6] for _, message in found] == ["DET101"]
+
+
+def test_a_notebook_that_is_not_json_is_skipped_by_the_index(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "lib.py": METRICS, "broken.ipynb": "{not json"})
+    found = codes(tmp_path, "lib.py")
+    assert len(found) == 1 and CALLER_DEPENDENT in found[0][1]

@@ -12,7 +12,8 @@ Where each concern lives:
   whatever read a summary that grew, to a fixed point;
 - :mod:`.heap`: containers and objects named by the node that made them;
 - :mod:`.project`: how a value gets from ``models.py`` to ``train.py``: the project's root, its
-  imports and cached ``ast`` summaries of its other files; :mod:`.exports`: what each file gives
+  imports (star re-exports included) and cached ``ast`` summaries of its other files, notebooks
+  included as callers; :mod:`.exports`: what each file gives
   the files that import it (what its functions return, its classes' fields) and what its calls
   pass to theirs;
 - :mod:`.scopes` (environments, function and class records), :mod:`.facts` (the rules' only view).

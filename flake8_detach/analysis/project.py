@@ -55,7 +55,8 @@ SKIPPED_FOLDERS = frozenset({
 })
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
-SUMMARY_FORMAT = "5"  # bump when a summary's layout or meaning changes
+NOTEBOOK_SUFFIX = ".ipynb"
+SUMMARY_FORMAT = "6"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -81,17 +82,37 @@ def find_root(path: Path) -> Path:
     return start
 
 
-def project_files(root: Path) -> list[Path]:
-    """The project's Python files, skipping environments and build folders; [] past the bound."""
+def project_files(root: Path, notebooks: bool = False) -> list[Path]:
+    """The project's Python files (and, with ``notebooks``, its notebooks: they call the project's
+    helpers but cannot be imported), skipping environments and build folders; [] past the bound."""
     found: list[Path] = []
+    suffixes = (".py", NOTEBOOK_SUFFIX) if notebooks else (".py",)
     for folder, folders, files in os.walk(root):
         folders[:] = sorted(name for name in folders if name not in SKIPPED_FOLDERS and not name.startswith("."))
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith(suffixes):
                 found.append(Path(folder) / name)
                 if len(found) > MAX_PROJECT_FILES:
                     return []
     return found
+
+
+def python_text(path: Path) -> bytes | None:
+    """A project file's Python text (a notebook's code cells, assembled as every front reads
+    them), or None when it cannot be read as one: too large, not a regular file, not JSON."""
+    from ..sources.files import SourceError, read_file_bytes
+
+    if path.suffix != NOTEBOOK_SUFFIX:
+        try:
+            return read_file_bytes(path, MAX_FILE_BYTES)
+        except SourceError:
+            return None
+    from ..sources.notebooks import NotebookError, read_notebook
+
+    try:
+        return read_notebook(path).source.encode("utf-8", "surrogatepass")
+    except (NotebookError, ValueError, RecursionError):
+        return None
 
 
 # ----------------------------------------------------------------------------- the summaries
@@ -100,6 +121,7 @@ class _Summariser(ast.NodeVisitor):
 
     def __init__(self) -> None:
         self.imports: dict[str, str] = {}  # local name -> dotted reference (".x" relative)
+        self.star_imports: list[str] = []  # modules of `from X import *` at the top level (re-exports)
         self.classes: dict[str, list[str]] = {}  # class -> its bases, as references
         self.functions: dict[str, list[str]] = {}  # "f" / "C.m" -> its decorators, as references
         self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
@@ -142,7 +164,10 @@ class _Summariser(ast.NodeVisitor):
                     else:
                         head = alias.name.split(".", 1)[0]
                         self.imports[head] = head
-            elif isinstance(node, ast.ImportFrom) and not any(alias.name == "*" for alias in node.names):
+            elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                if node in tree.body:  # `from .base_trainer import *` in a package's __init__
+                    self.star_imports.append("." * node.level + (node.module or ""))
+            elif isinstance(node, ast.ImportFrom):
                 base = "." * node.level + (node.module or "")
                 for alias in node.names:
                     joiner = "" if base.endswith(".") or not base else "."
@@ -275,7 +300,8 @@ class _Summariser(ast.NodeVisitor):
     def summary(self) -> dict[str, Any]:
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
-                "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices}
+                "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
+                "star_imports": self.star_imports}
 
 
 def _names_a_gpu(value: ast.expr) -> bool:
@@ -466,6 +492,7 @@ class Project:
     _files: dict[tuple[Path, str], tuple[Path, str] | None] = field(default_factory=dict)
     _definitions: dict[tuple[Path, str], Unit | None] = field(default_factory=dict)
     _known: frozenset[str] | None = None
+    _callers_of: list[Path] | None = None
     _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
     _caller_files: dict[Unit, set[Path]] = field(default_factory=dict)  # unit -> other files calling it
@@ -475,13 +502,7 @@ class Project:
     def summary(self, path: Path, source: str | None = None) -> dict[str, Any] | None:
         if path in self.summaries:
             return self.summaries[path]
-        if source is not None:
-            data: bytes | None = source.encode("utf-8", "surrogatepass")
-        else:
-            try:
-                data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
-            except OSError:
-                data = None
+        data = source.encode("utf-8", "surrogatepass") if source is not None else python_text(path)
         found = None if data is None else self.store.summary_of(data)
         self.summaries[path] = found
         return found
@@ -498,10 +519,7 @@ class Project:
     def _compute_exports(self, path: Path) -> dict[str, Any] | None:
         from .exports import EXPORT_FORMAT, compute_exports
 
-        try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
-        except OSError:
-            data = None
+        data = python_text(path)
         if data is None:
             return None
         kind = f"exports-{EXPORT_FORMAT}-{project_fingerprint(path)}"
@@ -603,6 +621,12 @@ class Project:
             self._known = frozenset(str(path) for path in project_files(self.root))
         return self._known
 
+    def caller_files(self) -> list[Path]:
+        """The files whose calls judge the project's functions: its modules and its notebooks."""
+        if self._callers_of is None:
+            self._callers_of = project_files(self.root, notebooks=True)
+        return self._callers_of
+
     def definition(self, importer: Path, dotted: str) -> Unit | None:
         """The file and top-level name (or "C.m") a reference ends at, following re-exports."""
         key = (importer, dotted)
@@ -610,8 +634,9 @@ class Project:
             self._definitions[key] = self._definition(importer, dotted)
         return self._definitions[key]
 
-    def _definition(self, importer: Path, dotted: str) -> Unit | None:
-        for _ in range(RE_EXPORT_HOPS):
+    def _definition(self, importer: Path, dotted: str, hops: int = RE_EXPORT_HOPS) -> Unit | None:
+        while hops > 0:
+            hops -= 1
             found = self.module_file(importer, dotted)
             if found is None or not found[1]:
                 return None
@@ -625,7 +650,19 @@ class Project:
             if head in summary["imports"]:  # `from .torch_utils import smart_inference_mode` re-exported
                 importer, dotted = path, summary["imports"][head] + (f".{tail}" if tail else "")
                 continue
+            return self._star_definition(path, summary, rest, hops)
+        return None
+
+    def _star_definition(self, path: Path, summary: dict[str, Any], rest: str, hops: int) -> Unit | None:
+        """A name a package re-exports with `from .base_trainer import *`. The last star import
+        that binds it wins, as in Python; one whose module does not define it binds nothing."""
+        if hops <= 0 or rest.startswith("_"):  # `import *` skips private names
             return None
+        for star in reversed(summary.get("star_imports", ())):
+            joiner = "" if star.endswith(".") else "."
+            found = self._definition(path, f"{star}{joiner}{rest}", hops)
+            if found is not None:
+                return found
         return None
 
     # Facts.
@@ -693,7 +730,7 @@ class Project:
         """Every project call of a project function or method, and the functions read otherwise."""
         sites: dict[Unit, list[Site]] = {}
         escaped: set[Unit] = set()
-        for path in map(Path, sorted(self.known_files())):
+        for path in self.caller_files():
             summary = self.summary(path)
             if summary is None:
                 continue
@@ -901,7 +938,7 @@ def project_fingerprint(path: Path) -> str:
     found = _FINGERPRINTS.get(root)
     if found is None:
         digest = blake2b(digest_size=16)
-        for file in project_files(root):
+        for file in project_files(root, notebooks=True):
             try:
                 stat = file.stat()
             except OSError:
