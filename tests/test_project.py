@@ -537,3 +537,18 @@ def test_a_notebook_that_is_not_json_is_skipped_by_the_index(tmp_path: Path) -> 
     write(tmp_path, {"setup.py": "", "lib.py": METRICS, "broken.ipynb": "{not json"})
     found = codes(tmp_path, "lib.py")
     assert len(found) == 1 and CALLER_DEPENDENT in found[0][1]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_in_the_project_does_not_block_the_index(tmp_path: Path) -> None:
+    """The index reads regular files only: a FIFO named like a module or a notebook is skipped."""
+    import threading
+
+    write(tmp_path, {"setup.py": "", "lib.py": METRICS})
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    found: list[list[tuple[int, str]]] = []
+    worker = threading.Thread(target=lambda: found.append(codes(tmp_path, "lib.py")), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert found and len(found[0]) == 1 and CALLER_DEPENDENT in found[0][0][1]
