@@ -482,6 +482,10 @@ def test_a_package_star_re_export_names_the_class(tmp_path: Path) -> None:
         class Trainer:
             def __init__(self):
                 self.model = Net()
+
+
+        def _private():
+            return Net()
     """, "train.py": """
         import torch
         from base import Trainer
@@ -504,6 +508,7 @@ def test_a_package_star_re_export_names_the_class(tmp_path: Path) -> None:
     project = view.project
     assert project.definition(tmp_path / "train.py", "base.Trainer") == (tmp_path / "base/trainer.py", "Trainer")
     assert project.definition(tmp_path / "train.py", "base.Missing") is None
+    assert project.definition(tmp_path / "train.py", "base._private") is None
 
 
 def test_notebook_calls_judge_a_helper_of_the_project(tmp_path: Path) -> None:

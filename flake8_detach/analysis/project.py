@@ -618,7 +618,9 @@ class Project:
     def known_files(self) -> frozenset[str]:
         """The project's files as strings: resolving a name is set lookups, not file system calls."""
         if self._known is None:
-            self._known = frozenset(str(path) for path in project_files(self.root))
+            # One walk serves both lists; past the bound with notebooks counted, the modules alone.
+            modules = [path for path in self.caller_files() if path.suffix == ".py"] or project_files(self.root)
+            self._known = frozenset(map(str, modules))
         return self._known
 
     def caller_files(self) -> list[Path]:
