@@ -1,6 +1,7 @@
 """What flake8-detach adds to flake8's own time, measured side by side on real code.
 
 Usage: python benchmarks/bench_flake8.py [CORPUS...] [--rounds N] [--bare-venv DIR] [--skip-direct]
+                                         [--edit FILE]
 
 flake8 runs every installed plugin on every file whatever ``--select`` says, so
 the cost users pay is "flake8's default run with the plugin installed" minus
@@ -23,6 +24,12 @@ machine that falls on one side of one round moves one ratio, where it would move
 median of times. Wall-clock time is the headline; the
 CPU time of each flake8 process (user + sys, from ``wait4``) is printed next to
 it because on a shared machine it is the steadier of the two.
+
+With ``--edit FILE`` (a file of the corpus's project), one more round follows the others: a
+comment line is appended to FILE, both sides run once more, and FILE gets its bytes and times
+back. That is the everyday second run (pre-commit, an editor's save): the project's fingerprint
+changed, so the plugin's results are reused only where their witness holds (what each analysis
+asked of the project: analysis/witness.py).
 
 As extra information it also measures the plugin's own cost in process: the
 engine's ``analyze`` over every corpus file next to ``ast.parse`` of the same
@@ -187,6 +194,19 @@ def summarize(label: str, runs: dict[str, list[Run]], attribute: str) -> float:
     return ratio
 
 
+def edit_round(path: Path, sides: dict[str, Path], corpus: list[Path], workdir: Path) -> dict[str, Run]:
+    """Both sides once more after a comment line is appended to ``path``, which then gets its
+    bytes and its access and modification times back."""
+    original = path.read_bytes()
+    times = os.stat(path)
+    try:
+        path.write_bytes(original + b"\n# edited by bench_flake8 --edit\n")
+        return {side: time_flake8(flake8_command(python, corpus), workdir) for side, python in sides.items()}
+    finally:
+        path.write_bytes(original)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="*", type=Path, help="files or directories (default: torch nn/optim/utils/data)")
@@ -194,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bare-venv", type=Path, default=DEFAULT_BARE_VENV,
                         help=f"venv holding only flake8 (default {DEFAULT_BARE_VENV})")
     parser.add_argument("--skip-direct", action="store_true", help="skip the in-process engine measure")
+    parser.add_argument("--edit", type=Path, help="a file of the project to edit (then restore) for a last round")
     args = parser.parse_args(argv)
     corpus = [path.resolve() for path in args.corpus] or default_corpus()
 
@@ -228,6 +249,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  round {round_number + 1}: with {with_run.wall:7.2f}s wall {with_run.cpu:7.2f}s cpu"
                   f"   without {without_run.wall:7.2f}s wall {without_run.cpu:7.2f}s cpu"
                   f"   ratio {(with_run.wall - without_run.wall) / without_run.wall:.3f}", flush=True)
+        if args.edit is not None:
+            edited = edit_round(args.edit, sides, corpus, workdir)
+            print(f"  after an edit to {args.edit.name}: with {edited['with'].wall:7.2f}s wall "
+                  f"{edited['with'].cpu:7.2f}s cpu   without {edited['without'].wall:7.2f}s wall "
+                  f"{edited['without'].cpu:7.2f}s cpu   ratio "
+                  f"{(edited['with'].wall - edited['without'].wall) / edited['without'].wall:.3f}", flush=True)
     print(f"flake8 -j1 on the corpus (the plugin reported {det_lines} DET lines):")
     summarize("wall", runs, "wall")
     summarize("cpu", runs, "cpu")

@@ -200,13 +200,13 @@ def project_of(place: Place | None, source: str | None) -> ProjectView | None:
 @without_cyclic_gc
 def analyze_module(
     module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None,
-    place: Place | None = None,
+    place: Place | None = None, project: ProjectView | None = None,
 ) -> Analysis:
     """Run the selected rules over an already parsed module.
 
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
-    the statements that hold a diagnostic only. With its ``place``, imports of the project's
-    own modules are read from their summaries.
+    the statements that hold a diagnostic only. With its ``place`` (or the ``project`` view of
+    it), imports of the project's own modules are read from their summaries.
     """
     rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
@@ -216,7 +216,8 @@ def analyze_module(
     if not imports.imports_torch or not rules:
         return Analysis(module)
     try:
-        project = project_of(place, source)
+        if project is None:
+            project = project_of(place, source)
         facts = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project).run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
         if settings.fix_style != "chain":  # the rules build explicit chains; `force` rewrites them
@@ -269,6 +270,38 @@ def report_diagnostics(source: str, settings: Settings = DEFAULT_SETTINGS, tree:
     return found
 
 
+def witnessing(place: Place | None, source: str | None) -> ProjectView | None:
+    """The project view of a file that records what the analysis asks (analysis/witness.py)."""
+    project = project_of(place, source)
+    if project is not None:
+        project.witness = {}
+    return project
+
+
+def witness_of(project: ProjectView | None) -> list[Any] | None:
+    """What a recording view was asked, as the results cache keeps it; recording stops."""
+    from .analysis.witness import to_data
+
+    if project is None or project.witness is None:
+        return None
+    questions, project.witness = project.witness, None
+    return to_data(questions)
+
+
+@without_cyclic_gc
+def witnessed_report(source: str, settings: Settings, tree: ast.AST | None,
+                     place: Place) -> tuple[list[Diagnostic], list[Any] | None]:
+    """:func:`report_diagnostics`, with the witness of what the analysis asked its project; None
+    when there was no project to ask, or too much was asked."""
+    project = witnessing(place, source)
+    try:
+        found = _plain_report(source, settings, tree, place, project)
+    finally:
+        witness = witness_of(project)
+    gc.collect(0)
+    return found, witness
+
+
 def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
                  place: Place | None = None) -> list[tuple[int, int, str]]:
     """(line, column, message) of each diagnostic of a file that passed the screen."""
@@ -276,8 +309,8 @@ def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.A
 
 
 def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
-                  place: Place | None = None) -> list[Diagnostic]:
-    diagnostics = analyze_module(parse(source, tree), settings, source, tree, place).diagnostics
+                  place: Place | None = None, project: ProjectView | None = None) -> list[Diagnostic]:
+    diagnostics = analyze_module(parse(source, tree), settings, source, tree, place, project).diagnostics
     return [replace(diagnostic, fix=None) for diagnostic in diagnostics]
 
 

@@ -58,11 +58,12 @@ def _place(filename: str) -> Any:
     return Place.of(filename)
 
 
-def _cache_entry(data: bytes, place: Any, settings: Settings) -> tuple[Any, str] | None:
-    """The results cache and the key of this file's flake8 result, or None (no file on disk, or
-    caching off). The key holds the file's text (``data``, encoded), its project (a file's
-    diagnostics depend on the other files of its project, as `check`'s key says), the settings and
-    the engine's code."""
+def _cache_entry(data: bytes, place: Any, settings: Settings) -> tuple[Any, str, str] | None:
+    """The results cache and two keys of this file's flake8 result, or None (no file on disk, or
+    caching off). Both hold the file's text (``data``, encoded), the settings and the engine's
+    code. The first also holds its project's fingerprint: a hit needs no engine at all. The
+    second does not: its entry keeps the witness of what the analysis asked the project, and is
+    the result while the witness holds (analysis/witness.py), after edits elsewhere."""
     cache = _results_cache() if place is not None else None
     if cache is None:
         return None
@@ -73,7 +74,15 @@ def _cache_entry(data: bytes, place: Any, settings: Settings) -> tuple[Any, str]
         kind = f".py\0{project_fingerprint(Path(place.path))}"
     except (OSError, ValueError, RecursionError):
         return None
-    return cache, cache.key(data, kind, settings, MODE_FLAKE8)
+    return cache, cache.key(data, kind, settings, MODE_FLAKE8), cache.key(data, ".py\0witnessed", settings, MODE_FLAKE8)
+
+
+def _witnessed_hit(cache: Any, key: str, place: Any, source: str, data: bytes) -> Any:
+    """The report stored with a witness under ``key`` when the witness holds in the project now."""
+    from .analysis.project import witness_holds
+
+    return cache.get_if_witnessed(key, str(place.path), data,
+                                  lambda witness: witness_holds(place.path, source, place.cache_directory, witness))
 
 
 class DetachPlugin:
@@ -158,19 +167,27 @@ class DetachPlugin:
             data = source.encode("utf-8", "surrogatepass") if place is not None else b""
             entry = _cache_entry(data, place, self.settings)
             if entry is not None:
-                cache, key = entry
+                cache, key, witnessed_key = entry
                 hit = cache.get(key, str(place.path), data)
+                if hit is None:  # the project changed: the result stands if nothing it asked did
+                    hit = _witnessed_hit(cache, witnessed_key, place, source, data)
+                    if hit is not None:
+                        cache.put(key, hit)
                 if hit is not None:  # the engine (and libcst) is not even imported
                     for diagnostic in hit.diagnostics:
                         yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)
                     return
-            from .engine import AnalysisError, report_diagnostics
+            from .engine import AnalysisError, report_diagnostics, witnessed_report
         except Exception as error:  # noqa: BLE001 - a broken install must not break flake8
             LOG.warning("flake8-detach: cannot load the engine: %r", error)
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)
             return
+        witness = None
         try:
-            found = report_diagnostics(source, self.settings, self.tree, place)
+            if entry is None:
+                found = report_diagnostics(source, self.settings, self.tree, place)
+            else:
+                found, witness = witnessed_report(source, self.settings, self.tree, place)
         except AnalysisError as error:
             yield 1, 0, f"DET000 flake8-detach skipped this file: {error}", type(self)
             return
@@ -181,6 +198,9 @@ class DetachPlugin:
         if entry is not None:
             from .reporting.model import FileReport
 
-            cache.put(key, FileReport(str(place.path), found))
+            report = FileReport(str(place.path), found)
+            cache.put(key, report)
+            if witness is not None:
+                cache.put(witnessed_key, report, witness)
         for diagnostic in found:
             yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "3"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "4"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES)

@@ -40,6 +40,7 @@ from typing import Any
 
 from .exports import decode
 from .values import Value
+from .witness import holds, recorded, to_data
 
 try:  # as sources/cache.py: hashlib's import loads OpenSSL for nothing
     from _blake2 import blake2b
@@ -434,6 +435,30 @@ class SummaryStore:
         self.memory[key] = found
         return found
 
+    def witnessed(self, data: bytes, kind: str, view: ProjectView,
+                  compute: Callable[[bytes], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """`compute(data)`, which asks the project through ``view``: stored with its witness
+        (analysis/witness.py), and read back while the witness holds, whatever else changed in
+        the project. In memory, per file (the same text at two paths asks other questions)."""
+        key = self.key(data, kind)
+        remembered = f"{key}\0{view.path}"
+        if remembered in self.memory:
+            return self.memory[remembered]
+        found = self._read(key)
+        if found is not None and not holds(view, found.pop("witness", None)):
+            found = None
+        if found is None:
+            view.witness = {}
+            try:
+                found = compute(data)
+            finally:
+                questions, view.witness = view.witness, None
+            stored = to_data(questions)
+            if found is not None and stored is not None:
+                self._write(key, {**found, "witness": stored})
+        self.memory[remembered] = found
+        return found
+
     def _entry(self, key: str) -> Path | None:
         return None if self.directory is None else self.directory / SUMMARY_FOLDER / key[:2] / f"{key[2:]}.json"
 
@@ -522,9 +547,9 @@ class Project:
         data = python_text(path)
         if data is None:
             return None
-        kind = f"exports-{EXPORT_FORMAT}-{project_fingerprint(path)}"
         view = ProjectView(self, path, values=False)
-        return self.store.cached(data, kind, lambda raw: compute_exports(raw.decode("utf-8", "replace"), view))
+        return self.store.witnessed(data, f"exports-{EXPORT_FORMAT}", view,
+                                    lambda raw: compute_exports(raw.decode("utf-8", "replace"), view))
 
     def incoming(self, unit: Unit) -> dict[str, list[int]]:
         """What the calls of ``unit`` in other project files pass, per parameter (an index or a
@@ -823,13 +848,18 @@ class ProjectView:
     project: Project
     path: Path
     values: bool = True  # whether other files' exports are read (not while computing an export)
+    # While not None, each question and its answer (analysis/witness.py): what a cached result needs.
+    witness: dict[Any, list[Any]] | None = None
 
+    @recorded
     def is_module_class(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
 
+    @recorded
     def is_device_constant(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_device_constant(self.path, qualified)
 
+    @recorded
     def no_grad_names(self, aliases: dict[str, str]) -> frozenset[str]:
         """The names, as this file writes or imports them, of project functions that turn grad off."""
         names = {qualified for qualified in set(aliases.values())
@@ -839,11 +869,13 @@ class ProjectView:
             names.update(name for name in summary["grad_off"] if "." not in name)
         return frozenset(names)
 
+    @recorded
     def callers_without_grad(self, name: str) -> tuple[bool, frozenset[str]]:
         """Of this file's function (or "C.m"): whether every project call runs with grad off, and
         which parameters every call fills with values computed with grad off."""
         return self.project.callers_without_grad((self.path, name))
 
+    @recorded
     def outgoing_key(self, qualified: str) -> str | None:
         """The key under which a call of another project file's function is exported."""
         if qualified.startswith("torch."):
@@ -851,6 +883,7 @@ class ProjectView:
         unit = self.project.unit_of(self.path, qualified)
         return None if unit is None or unit[0] == self.path else unit_key(unit)
 
+    @recorded
     def incoming(self, name: str, parameters: list[str]) -> dict[str, Value] | None:
         """What other project files pass to this file's function or method ("f", "C.m"), per
         parameter name (`parameters`: the positional ones, without `self`); None when no file of
@@ -870,6 +903,7 @@ class ProjectView:
                 found[parameter] = value
         return found
 
+    @recorded
     def local_calls(self, unit: str) -> frozenset[str] | None:
         """The names defined at this file's top level that its unit ("f" or "C.m") calls; None
         when the summary does not know the unit."""
@@ -879,10 +913,12 @@ class ProjectView:
         calls = self.project.local_calls(self.path, summary)
         return calls.get(unit, frozenset()) if unit in calls["?units"] else None
 
+    @recorded
     def is_class(self, qualified: str) -> bool:
         """Whether a reference names a class of another project file."""
         return self.values and not qualified.startswith("torch.") and self.project.class_bases(self.path, qualified) is not None
 
+    @recorded
     def returns_of(self, qualified: str) -> Value | None:
         """What a function of another project file returns to a caller it does not know."""
         if not self.values or qualified.startswith("torch."):
@@ -890,6 +926,7 @@ class ProjectView:
         found = self.project.exported(self.path, qualified, "returns")
         return None if found is None else decode(found[1], f"value returned by {qualified.rsplit('.', 1)[-1]}()")
 
+    @recorded
     def member(self, qualified_class: str, name: str, table: str) -> Value | None:
         """A method's return value ("returns") or a field ("fields") of a class of another project
         file, or of its project bases (in order, depth first as Python's simple cases)."""
@@ -970,6 +1007,17 @@ def project_view(path: str | os.PathLike[str] | None, source: str | None = None,
         project.summaries.pop(file, None)
         project.summary(file, source)
     return ProjectView(project, file)
+
+
+def witness_holds(path: str | os.PathLike[str], source: str, cache_directory: Path | None, witness: Any) -> bool:
+    """Whether a stored witness of the analysis of ``path`` (with text ``source``) still holds in
+    its project as it is now (analysis/witness.py): then the result stored with it is the result.
+    Replaying it reads summaries and exports, never libcst unless an export must be recomputed."""
+    try:
+        view = project_view(path, source, cache_directory)
+        return view is not None and holds(view, witness)
+    except (OSError, ValueError, RecursionError):
+        return False
 
 
 def forget_projects() -> None:

@@ -94,14 +94,18 @@ def check_text(source: str, display_path: str, settings: Settings, path: Path | 
     try:
         if problem is None and not worth_analysing(source, settings, tree):
             return report  # what analyze() says of it, without loading the engine and libcst
-        from ..engine import Place, analyze_module, parse
+        from ..engine import Place, analyze_module, parse, witness_of, witnessing
 
         place = Place.of(path)
-        if problem is None:
-            analysis = analyze_module(parse(source, tree), settings, source, tree, place)
-        else:  # newer syntax than this Python's is not the file's fault: libcst, which reads
-            # every version's grammar, decides
-            analysis = analyze_module(parse(source), settings, place=place)
+        project = witnessing(place, source)
+        try:
+            if problem is None:
+                analysis = analyze_module(parse(source, tree), settings, source, tree, place, project)
+            else:  # newer syntax than this Python's is not the file's fault: libcst, which reads
+                # every version's grammar, decides
+                analysis = analyze_module(parse(source), settings, place=place, project=project)
+        finally:
+            report.witness = witness_of(project)
     except AnalysisError as error:
         report.error = problem.message if problem is not None else one_line(error)
         report.error_position = problem.position if problem is not None else None
@@ -193,6 +197,10 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         data = read_for_cache(path)
         key = None if data is None else cache.key(data, cache_kind(path), settings, mode)
         hit = None if key is None else cache.get(key, str(path), data)
+        if hit is None and key is not None and data is not None:  # the project changed: see the witness
+            hit = _witnessed_hit(cache, path, settings, mode, data)
+            if hit is not None:
+                cache.put(key, hit)
         if hit is not None and data is not None and hit.cells is None and hit.diagnostics:
             try:  # the formats quote a diagnostic's line; a .py file's source is its bytes, decoded again
                 hit.source = decode_source(data, str(path))
@@ -205,10 +213,12 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         progress(total - len(misses), total)
     computed = _check_uncached([job for _, job, _ in misses], jobs, with_fixes,
                                _offset(progress, total - len(misses), total))
-    for (index, _, key), report in zip(misses, computed):
+    for (index, (path, settings, data), key), report in zip(misses, computed):
         report = report.detached(with_fixes) if report.module is not None else report
         if key is not None:
             cache.put(key, report)
+        if report.witness is not None and data is not None and path.suffix == ".py":
+            cache.put(witnessed_key(cache, path, settings, mode, data), report, report.witness)
         reports[index] = report
     if cache.written:
         cache.prune()
@@ -341,6 +351,26 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     code = report.exit_code()
     return 0 if args.exit_zero and code == 1 else code
+
+
+def witnessed_key(cache: ResultsCache, path: Path, settings: Settings, mode: str, data: bytes) -> str:
+    """The key of a file's result kept with its witness: its bytes, kind, settings, mode and the
+    code, not the project's fingerprint (analysis/witness.py says when it still holds)."""
+    return cache.key(data, f"{path.suffix}\0witnessed", settings, mode)
+
+
+def _witnessed_hit(cache: ResultsCache, path: Path, settings: Settings, mode: str, data: bytes) -> FileReport | None:
+    """A .py file's result kept with its witness, when the witness holds in the project now."""
+    if path.suffix != ".py":
+        return None  # a notebook's analysed text is assembled from its cells: its own key decides
+    from ..analysis.project import summary_directory, witness_holds
+
+    try:
+        source = decode_source(data, str(path))
+    except SourceError:
+        return None
+    return cache.get_if_witnessed(witnessed_key(cache, path, settings, mode, data), str(path), data,
+                                  lambda witness: witness_holds(path, source, summary_directory(), witness))
 
 
 def cache_kind(path: Path) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic
 from .spans import TextEdit
@@ -64,6 +64,9 @@ class FileReport:
     skipped: str | None = None
     # One entry per diagnostic once rendered (see rendered_fixes); None: not rendered yet.
     fixes: list[RenderedFix | None] | None = None
+    # What the analysis asked its project (analysis/witness.py), for the results cache; None: no
+    # project was asked (no place), or the file was not analysed.
+    witness: list[Any] | None = None
 
     def location(self, line: int) -> tuple[int | None, int]:
         """(cell number or None, line) as the user sees the file: in-cell lines for notebooks."""

@@ -33,6 +33,7 @@ import json
 import os
 import re
 import stat as stat_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,12 @@ class ResultsCache:
     def get(self, key: str, path: str, data: bytes | None = None) -> FileReport | None:
         """The report stored under ``key``, named ``path``; None when absent, unreadable or in any
         way doubtful. ``data``, the file's bytes, bounds the lines and columns the entry may name."""
+        found = self.get_witnessed(key, path, data)
+        return None if found is None else found[0]
+
+    def get_witnessed(self, key: str, path: str, data: bytes | None = None) -> tuple[FileReport, Any] | None:
+        """As :meth:`get`, with the witness stored beside the report (None: none was), as read:
+        whoever replays it checks it (analysis/witness.py)."""
         entry = self._entry(key)
         if not _is_real_folder(entry.parent):
             return None
@@ -183,26 +190,39 @@ class ResultsCache:
             if size > MAX_ENTRY_BYTES:
                 return None
             try:
-                report = report_from_data(json.loads(b"".join(chunks).decode("utf-8")), path, key,
-                                          data, Path(path).suffix == ".ipynb")
+                stored = json.loads(b"".join(chunks).decode("utf-8"))
+                witness = stored.pop("witness", None) if type(stored) is dict else None
+                report = report_from_data(stored, path, key, data, Path(path).suffix == ".ipynb")
             except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
                 return None
             try:
                 os.utime(handle if os.utime in os.supports_fd else entry)  # recently used: pruned last
             except OSError:
                 pass
-            return report
+            return report, witness
         except OSError:
             return None
         finally:
             os.close(handle)
 
-    def put(self, key: str, report: FileReport) -> None:
-        """Store a detached report (no libcst tree); internal errors are never kept."""
+    def get_if_witnessed(self, key: str, path: str, data: bytes, holds: Callable[[Any], bool]) -> FileReport | None:
+        """The report stored under ``key`` with a witness, when ``holds(witness)``: the project
+        answers every question of the stored analysis as it did then (analysis/witness.py)."""
+        found = self.get_witnessed(key, path, data)
+        if found is None or found[1] is None or not holds(found[1]):
+            return None
+        return found[0]
+
+    def put(self, key: str, report: FileReport, witness: list[Any] | None = None) -> None:
+        """Store a detached report (no libcst tree), with the witness of what its analysis asked
+        the project when given; internal errors are never kept."""
         if report.internal:
             return
         entry = self._entry(key)
-        text = json.dumps(report_to_data(report, key), separators=(",", ":"))
+        stored = report_to_data(report, key)
+        if witness is not None:
+            stored["witness"] = witness
+        text = json.dumps(stored, separators=(",", ":"))
         if len(text) > MAX_ENTRY_BYTES:
             return
         try:
