@@ -284,8 +284,17 @@ def test_an_entry_names_its_key_a_copied_entry_is_a_miss(
     cache._entry(key).write_bytes(cache._entry(clean_key).read_bytes())  # "nothing found", for bad.py
     counter = CountingCheck(monkeypatch)
     assert run(["bad.py", "clean.py"], capsys) == first
-    assert counter.paths == ["bad.py"]
-    assert json.loads(cache._entry(key).read_text())["key"] == key  # computed again and overwritten
+    assert counter.paths == []  # a miss: bad.py's result came from its entry kept with its witness
+    assert json.loads(cache._entry(key).read_text())["key"] == key  # and was written over the copy
+    witnessed = check_module.witnessed_key(cache, project / "bad.py", Settings(), cache_module.MODE_CHECK,
+                                           (project / "bad.py").read_bytes())
+    clean_witnessed = check_module.witnessed_key(cache, project / "clean.py", Settings(), cache_module.MODE_CHECK,
+                                                 (project / "clean.py").read_bytes())
+    for target, source in ((key, clean_key), (witnessed, clean_witnessed)):
+        cache._entry(target).write_bytes(cache._entry(source).read_bytes())
+    assert run(["bad.py", "clean.py"], capsys) == first
+    assert counter.paths == ["bad.py"]  # both copies are misses: computed again
+    assert json.loads(cache._entry(witnessed).read_text())["key"] == witnessed
 
 
 def test_a_shard_folder_that_is_a_link_is_neither_read_nor_written_through(

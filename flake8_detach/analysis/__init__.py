@@ -15,6 +15,7 @@ Where each concern lives:
   imports (star re-exports included) and cached ``ast`` summaries of its other files, notebooks
   included as callers; :mod:`.exports`: what each file gives
   the files that import it (what its functions return, its classes' fields) and what its calls
-  pass to theirs;
+  pass to theirs; :mod:`.witness`: the questions a file's analysis asked its project and their
+  answers, which tell when a cached result still holds after an edit elsewhere;
 - :mod:`.scopes` (environments, function and class records), :mod:`.facts` (the rules' only view).
 """
