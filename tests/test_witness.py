@@ -4,11 +4,11 @@ is computed again as soon as one answer changes."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_project import write
 
 from flake8_detach.analysis import exports as exports_module
 from flake8_detach.analysis import project as project_module
@@ -23,11 +23,6 @@ from flake8_detach.settings import Settings
 def _fresh_projects() -> None:
     forget_projects()
     project_module.use_summary_directory(None)
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
 
 
 def codes(root: Path, name: str, cache: Path) -> list[tuple[int, str]]:
