@@ -257,7 +257,7 @@ def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | 
 
 @without_cyclic_gc
 def report_diagnostics(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
-                       place: Place | None = None) -> list[Diagnostic]:
+                       place: Place | None = None, project: ProjectView | None = None) -> list[Diagnostic]:
     """The diagnostics of a file that passed the screen, without their fixes: the flake8 front.
 
     Only plain values come back, so the libcst tree dies here, while the cycle collector is
@@ -265,7 +265,7 @@ def report_diagnostics(source: str, settings: Settings = DEFAULT_SETTINGS, tree:
     it is all that is young. Handed back alive, the tree's nodes would be traversed by the
     collector's passes over flake8's large heap, which cost more than the analysis.
     """
-    found = _plain_report(source, settings, tree, place)  # the tree and the facts die with its frame
+    found = _plain_report(source, settings, tree, place, project)  # the tree and the facts die with its frame
     gc.collect(0)  # what they left in cycles (the interpreter's scopes): young, few, cheap to find now
     return found
 
@@ -288,17 +288,15 @@ def witness_of(project: ProjectView | None) -> list[Any] | None:
     return to_data(questions)
 
 
-@without_cyclic_gc
 def witnessed_report(source: str, settings: Settings, tree: ast.AST | None,
                      place: Place) -> tuple[list[Diagnostic], list[Any] | None]:
     """:func:`report_diagnostics`, with the witness of what the analysis asked its project; None
     when there was no project to ask, or too much was asked."""
     project = witnessing(place, source)
     try:
-        found = _plain_report(source, settings, tree, place, project)
+        found = report_diagnostics(source, settings, tree, place, project)
     finally:
         witness = witness_of(project)
-    gc.collect(0)
     return found, witness
 
 

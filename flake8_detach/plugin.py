@@ -74,7 +74,7 @@ def _cache_entry(data: bytes, place: Any, settings: Settings) -> tuple[Any, str,
         kind = f".py\0{project_fingerprint(Path(place.path))}"
     except (OSError, ValueError, RecursionError):
         return None
-    return cache, cache.key(data, kind, settings, MODE_FLAKE8), cache.key(data, ".py\0witnessed", settings, MODE_FLAKE8)
+    return cache, cache.key(data, kind, settings, MODE_FLAKE8), cache.witnessed_key(data, ".py", settings, MODE_FLAKE8)
 
 
 def _witnessed_hit(cache: Any, key: str, place: Any, source: str, data: bytes) -> Any:

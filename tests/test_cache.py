@@ -286,10 +286,9 @@ def test_an_entry_names_its_key_a_copied_entry_is_a_miss(
     assert run(["bad.py", "clean.py"], capsys) == first
     assert counter.paths == []  # a miss: bad.py's result came from its entry kept with its witness
     assert json.loads(cache._entry(key).read_text())["key"] == key  # and was written over the copy
-    witnessed = check_module.witnessed_key(cache, project / "bad.py", Settings(), cache_module.MODE_CHECK,
-                                           (project / "bad.py").read_bytes())
-    clean_witnessed = check_module.witnessed_key(cache, project / "clean.py", Settings(), cache_module.MODE_CHECK,
-                                                 (project / "clean.py").read_bytes())
+    witnessed = cache.witnessed_key((project / "bad.py").read_bytes(), ".py", Settings(), cache_module.MODE_CHECK)
+    clean_witnessed = cache.witnessed_key((project / "clean.py").read_bytes(), ".py", Settings(),
+                                          cache_module.MODE_CHECK)
     for target, source in ((key, clean_key), (witnessed, clean_witnessed)):
         cache._entry(target).write_bytes(cache._entry(source).read_bytes())
     assert run(["bad.py", "clean.py"], capsys) == first

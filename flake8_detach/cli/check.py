@@ -218,7 +218,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         if key is not None:
             cache.put(key, report)
         if report.witness is not None and data is not None and path.suffix == ".py":
-            cache.put(witnessed_key(cache, path, settings, mode, data), report, report.witness)
+            cache.put(cache.witnessed_key(data, path.suffix, settings, mode), report, report.witness)
         reports[index] = report
     if cache.written:
         cache.prune()
@@ -353,12 +353,6 @@ def run(args: argparse.Namespace) -> int:
     return 0 if args.exit_zero and code == 1 else code
 
 
-def witnessed_key(cache: ResultsCache, path: Path, settings: Settings, mode: str, data: bytes) -> str:
-    """The key of a file's result kept with its witness: its bytes, kind, settings, mode and the
-    code, not the project's fingerprint (analysis/witness.py says when it still holds)."""
-    return cache.key(data, f"{path.suffix}\0witnessed", settings, mode)
-
-
 def _witnessed_hit(cache: ResultsCache, path: Path, settings: Settings, mode: str, data: bytes) -> FileReport | None:
     """A .py file's result kept with its witness, when the witness holds in the project now."""
     if path.suffix != ".py":
@@ -369,7 +363,7 @@ def _witnessed_hit(cache: ResultsCache, path: Path, settings: Settings, mode: st
         source = decode_source(data, str(path))
     except SourceError:
         return None
-    return cache.get_if_witnessed(witnessed_key(cache, path, settings, mode, data), str(path), data,
+    return cache.get_if_witnessed(cache.witnessed_key(data, path.suffix, settings, mode), str(path), data,
                                   lambda witness: witness_holds(path, source, summary_directory(), witness))
 
 

@@ -156,6 +156,11 @@ class ResultsCache:
         digest.update(data)
         return digest.hexdigest()
 
+    def witnessed_key(self, data: bytes, suffix: str, settings: Settings, mode: str) -> str:
+        """The entry of a file's result kept with its witness: as :meth:`key`, with no project
+        fingerprint in the kind (the witness says when the result still holds: analysis/witness.py)."""
+        return self.key(data, f"{suffix}\0witnessed", settings, mode)
+
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key[2:]}.json"
 
