@@ -48,6 +48,10 @@ class RuleScreen:
     imports: Callable[[ScreenContext], bool] = _no_import
     # Text the file must hold for the rule to fire at all (None: no such condition).
     required_text: re.Pattern[str] | None = None
+    # Rules whose sinks this rule reports at: the file must hold a candidate of one of them too
+    # (checked whether or not they are selected). DET107 reports a conversion, so a file with a
+    # bfloat16 tensor and no `.numpy()` or implicit conversion has nothing for it.
+    sinks_of: tuple[RuleScreen, ...] = ()
 
 
 def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
@@ -110,21 +114,25 @@ def _imports_array_handover(context: ScreenContext) -> bool:
     return any(qualified in array_facts.TORCH_FROM_ARRAY for qualified in context.aliases.values())
 
 
+_NUMPY_CALL = RuleScreen("DET101", frozenset({"numpy"}))
+_IMPLICIT_CONVERSION = RuleScreen(
+    "DET106",
+    _CONVERTING_ATTRIBUTES,
+    required_modules=frozenset({"numpy", "matplotlib", "pandas", "sklearn", "seaborn"}),
+    attribute=_converting_attribute,
+    imports=_imports_converting_function,
+)
+
 SCREENS: tuple[RuleScreen, ...] = (
-    RuleScreen("DET101", frozenset({"numpy"})),
+    _NUMPY_CALL,
     RuleScreen("DET102", frozenset({"detach"}), attribute=_after_device_move),
     RuleScreen("DET103", frozenset({"data"}), attribute=_data_of_something_else),
     RuleScreen("DET104", frozenset({"numpy"})),
     RuleScreen("DET105", frozenset({"numpy", "from_numpy"})),
-    RuleScreen(
-        "DET106",
-        _CONVERTING_ATTRIBUTES,
-        required_modules=frozenset({"numpy", "matplotlib", "pandas", "sklearn", "seaborn"}),
-        attribute=_converting_attribute,
-        imports=_imports_converting_function,
-    ),
-    # Only a file that makes a bfloat16, sparse or conjugate tensor can convert one.
-    RuleScreen("DET107", _UNSUPPORTED_SOURCES),
+    _IMPLICIT_CONVERSION,
+    # Only a file that makes a bfloat16, sparse or conjugate tensor, and converts something
+    # (`.numpy()` or one of DET106's conversions), can convert one.
+    RuleScreen("DET107", _UNSUPPORTED_SOURCES, sinks_of=(_NUMPY_CALL, _IMPLICIT_CONVERSION)),
     # An ndarray with a negative stride or a foreign byte order needs the file itself to make it:
     # a negative step, a flip, a `">f4"` dtype, `newbyteorder`. Not NumPy's import: a tensor's
     # `.numpy()[:, ::-1]` is one too.

@@ -63,29 +63,54 @@ def has_candidates(source: str, rules: tuple[RuleScreen, ...], tree: ast.AST | N
     """Could any rule fire on this file? ``extra``: names of configured converting functions."""
     if "torch" not in source or not TORCH_IMPORT.search(source):
         return False
-    active = active_rules(source, rules)
-    names = frozenset(extra.union(*(rule.candidate_attributes for rule in active)))
-    text_hit = bool(names) and bool(_cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(source))
     if extra and any(re.search(rf"\b{re.escape(name)}\b", source) for name in extra):
         return True
-    # `from numpy import asarray` has no `.asarray` in the text: only the imports can tell.
-    if not text_hit and not any(rule.required_modules for rule in active):
+    active = active_rules(source, rules)
+    screen = _Screen(source, tree)
+    if screen.any_candidate(tuple(rule for rule in active if not rule.sinks_of)):
+        return True
+    gated = tuple(rule for rule in active if rule.sinks_of)
+    if not gated or not screen.any_candidate(gated):
         return False
-    if tree is None:
-        if text_hit:
-            return True
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True  # let libcst decide (newer syntax than this Python's, say)
-    context = ScreenContext(tree)
-    if text_hit:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in names and any(
-                node.attr in rule.candidate_attributes and rule.attribute(node, context) for rule in active
-            ):
+    sinks = tuple({id(sink): sink for rule in gated for sink in rule.sinks_of}.values())
+    return screen.any_candidate(active_rules(source, sinks))
+
+
+class _Screen:
+    """One file's text and (parsed at most once, only if a rule needs it) its `ast` tree."""
+
+    def __init__(self, source: str, tree: ast.AST | None) -> None:
+        self.source = source
+        self.tree = tree
+        self._context: ScreenContext | None = None
+
+    def any_candidate(self, rules: tuple[RuleScreen, ...]) -> bool:
+        """Whether one of ``rules`` has a candidate attribute node, or (for a rule that asks
+        for them) imports that make the file a candidate."""
+        if not rules:
+            return False
+        names = frozenset().union(*(rule.candidate_attributes for rule in rules))
+        text_hit = bool(names) and bool(_cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(self.source))
+        # `from numpy import asarray` has no `.asarray` in the text: only the imports can tell.
+        if not text_hit and not any(rule.required_modules for rule in rules):
+            return False
+        if self.tree is None:
+            if text_hit:
                 return True
-    return any(rule.imports(context) for rule in active)
+            try:
+                self.tree = ast.parse(self.source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return True  # let libcst decide (newer syntax than this Python's, say)
+        if self._context is None:
+            self._context = ScreenContext(self.tree)
+        context = self._context
+        if text_hit:
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Attribute) and node.attr in names and any(
+                    node.attr in rule.candidate_attributes and rule.attribute(node, context) for rule in rules
+                ):
+                    return True
+        return any(rule.imports(context) for rule in rules)
 
 
 def worth_analysing(source: str, settings: Settings, tree: ast.AST | None = None) -> bool:

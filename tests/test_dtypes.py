@@ -176,3 +176,27 @@ def test_the_det109_screen_wants_float64_or_numpy_in_the_text() -> None:
     assert has_candidates("import torch\nimport numpy as np\nx = torch.tensor(np.ones(2))\n", (screen,))
     assert has_candidates("import torch\nx = torch.tensor([1.0], dtype=torch.float64)\n", (screen,))
     assert has_candidates("import torch\nx = torch.ones(2).double()\n", (screen,))
+
+
+def test_the_det107_screen_wants_a_conversion_in_the_file() -> None:
+    """An optimiser that keeps bfloat16 state never converts it: DET107 reports at a conversion,
+    so a file with a bfloat16 source and no `.numpy()` or implicit conversion is not a candidate,
+    whichever rules are selected; with one, it is (and the engine then flags it)."""
+    import ast
+
+    from flake8_detach.catalog import SCREENS_BY_CODE
+    from flake8_detach.engine import check_source
+    from flake8_detach.screening import has_candidates
+
+    only = (SCREENS_BY_CODE["DET107"],)
+    kept = "import torch\nstate = torch.zeros(4, dtype=torch.bfloat16)\nstate.add_(1)\n"
+    assert not has_candidates(kept, only)
+    assert not has_candidates(kept, only, ast.parse(kept))
+    for sink in ("state.numpy()", "np.asarray(state)", "plt.plot(state)"):
+        source = f"import numpy as np\nimport matplotlib.pyplot as plt\n{kept}{sink}\n"
+        assert has_candidates(source, only)
+        assert has_candidates(source, only, ast.parse(source))
+        assert [d.code for d in check_source(source, tree=ast.parse(source))] == ["DET107"], sink
+    # A conversion alone (no bfloat16, sparse or conjugate source) is not a DET107 candidate.
+    assert not has_candidates("import torch\nx = torch.ones(2)\nx.numpy()\n", only)
+
