@@ -227,3 +227,21 @@ def test_a_list_field_filled_by_a_closure_carries_its_elements_across_files(tmp_
     write(tmp_path, {"recorder.py": RECORDER.replace("append(value)", "append(value.detach())")})
     assert codes(tmp_path, "main.py") == []
     assert run(tmp_path, "main.py").returncode == 0
+
+
+def test_a_file_that_imports_no_torch_exports_nothing_without_a_libcst_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`layers/helpers.py`-style modules (pure Python helpers) are imported across a project:
+    their export is empty (the interpreter needs torch's imports), and reading their text must
+    not pay libcst's parse, the largest part of a cold run's exports."""
+    import libcst
+
+    from flake8_detach.analysis.exports import compute_exports
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("libcst parsed a file that imports no torch")
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    helpers = "import collections.abc\n\n\ndef to_2tuple(x):\n    return (x, x)\n"
+    assert compute_exports(helpers, None) == {"returns": {}, "fields": {}, "outgoing": {}}
+    with pytest.raises(AssertionError, match="imports no torch"):
+        compute_exports("import torch\n\n\ndef f(x):\n    return x\n", None)

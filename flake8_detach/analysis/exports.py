@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..screening import TORCH_IMPORT
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
 EXPORT_FORMAT = "4"  # bump when the layout or meaning of an export changes
@@ -54,6 +55,8 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     from .interpreter import Interpreter
 
     empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}}
+    if not TORCH_IMPORT.search(source):  # what the import table would find, without libcst's parse
+        return empty
     try:
         module = cst.parse_module(source)
         imports = ImportTable.from_module(module)
