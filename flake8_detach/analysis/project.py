@@ -138,7 +138,28 @@ class _Summariser(ast.NodeVisitor):
         self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
         self.depth = 0  # nesting of function definitions
         self.mentions_grad_off = True  # the text names no_grad or inference_mode somewhere
+        self.lines: list[str] = []  # the text's lines, for the grad-off test's text check
         self.devices: list[str] = []  # module-level names bound to a device that may be a GPU
+        self.returns: list[ast.Return] | None = None  # the `return`s of the top-level unit walked
+        # One lookup per node instead of NodeVisitor's name-built getattr (most of the walk's time).
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            ast.ClassDef: self.visit_ClassDef, ast.FunctionDef: self.visit_FunctionDef,
+            ast.AsyncFunctionDef: self.visit_FunctionDef, ast.With: self.visit_With,
+            ast.AsyncWith: self.visit_With, ast.Assign: self.visit_Assign, ast.Call: self.visit_Call,
+            ast.Name: self.visit_Name, ast.Return: self.visit_Return,
+        }
+
+    def visit(self, node: ast.AST) -> None:
+        handler = self._handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        elif type(node) not in _LEAVES:
+            for child in ast.iter_child_nodes(node):
+                self.visit(child)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
 
     # The names this file binds at its top level and what they refer to.
     def reference(self, node: ast.expr) -> str | None:
@@ -199,21 +220,41 @@ class _Summariser(ast.NodeVisitor):
         name = f"{self.cls}.{node.name}" if self.cls else node.name
         if top:
             self.functions[name] = decorators
-            if self.mentions_grad_off and _turns_grad_off(node, self.reference):
+            if self.mentions_grad_off and self._names_grad_off(node) and _turns_grad_off(node, self.reference):
                 self.grad_off.append(name)
-            if _returns_grad_free(node, self.reference):
-                self.grad_free_returns.append(name)
-        saved = self.unit, self.contexts, self.bound, self.assigned
+        saved = self.unit, self.contexts, self.bound, self.assigned, self.returns
         if top:
             self.unit, self.contexts, self.bound, self.assigned = name, list(decorators), {}, {}
             self.params[name] = [arg.arg for arg in (*node.args.posonlyargs, *node.args.args)]
+            self.returns = []
         else:
             self.contexts = self.contexts + decorators
+            self.returns = None  # a nested function's `return`s are not the unit's
         self.depth += 1
         for statement in node.body:
             self.visit(statement)
         self.depth -= 1
-        self.unit, self.contexts, self.bound, self.assigned = saved
+        if top and self.returns and all(self._gives_grad_free(ret) for ret in self.returns):
+            self.grad_free_returns.append(name)
+        self.unit, self.contexts, self.bound, self.assigned, self.returns = saved
+
+    def _names_grad_off(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether the function's text (its decorators included) spells `no_grad` or
+        `inference_mode`: a name the grad-off test looks for must be written there."""
+        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        text = "".join(self.lines[first - 1:node.end_lineno or node.lineno])
+        return "no_grad" in text or "inference_mode" in text
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.returns is not None:
+            self.returns.append(node)
+        self.generic_visit(node)
+
+    def _gives_grad_free(self, ret: ast.Return) -> bool:
+        """`return torch.from_numpy(out)`, `return y.detach()`: a tensor that needs no grad."""
+        return isinstance(ret.value, ast.Call) and (
+            self.reference(ret.value.func) in GRAD_FREE_RESULTS
+            or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -331,6 +372,11 @@ def _bound_names(target: ast.expr) -> Iterator[str]:
         yield from _bound_names(target.value)
 
 
+# Nodes with nothing inside that the summary reads: the walk does not descend into them.
+_LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, *(operator for operator in (
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr,
+    ast.BitXor, ast.LShift, ast.RShift, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Invert, ast.Eq, ast.NotEq,
+    ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn)), ast.Pass, ast.Break, ast.Continue})
 _HANDLERS = (ast.ExceptHandler, *((ast.match_case,) if hasattr(ast, "match_case") else ()))
 
 
@@ -366,24 +412,6 @@ def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any
     return mentions and gives_back
 
 
-def _returns_grad_free(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any) -> bool:
-    """Every `return` of the function (nested ones aside) gives a tensor that needs no grad:
-    ``return torch.from_numpy(out)``, ``return y.detach()``."""
-    returns: list[ast.Return] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        inner = stack.pop()
-        if isinstance(inner, ast.Return):
-            returns.append(inner)
-        elif not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(inner))
-    return bool(returns) and all(
-        isinstance(ret.value, ast.Call) and (
-            reference(ret.value.func) in GRAD_FREE_RESULTS
-            or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
-        for ret in returns)
-
-
 def summarise(source: str | bytes) -> dict[str, Any] | None:
     """The summary of one file's text, or None when it does not parse."""
     try:
@@ -395,6 +423,8 @@ def summarise(source: str | bytes) -> dict[str, Any] | None:
     walker = _Summariser()
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
     walker.mentions_grad_off = "no_grad" in text or "inference_mode" in text
+    if walker.mentions_grad_off:
+        walker.lines = text.splitlines(keepends=True)
     walker.collect_top_level(tree)
     try:
         walker.visit(tree)
