@@ -200,3 +200,52 @@ def test_the_det107_screen_wants_a_conversion_in_the_file() -> None:
     # A conversion alone (no bfloat16, sparse or conjugate source) is not a DET107 candidate.
     assert not has_candidates("import torch\nx = torch.ones(2)\nx.numpy()\n", only)
 
+
+_DTYPE_TESTS = {
+    # name: (program before a last line that converts `x`, the lines flagged counted back from
+    # that one; flagged lines raise for flag=True)
+    "equal_then_float": ("if x.dtype == torch.bfloat16:\n    x = x.float()\n", ()),
+    "not_equal_guards": ("if x.dtype != torch.bfloat16:\n    print(x.numpy())\nx = x.float()\n", ()),
+    "is_then_early_return": ("if x.dtype is torch.bfloat16:\n    return x.float().numpy()\n", ()),
+    "is_not": ("if x.dtype is not torch.bfloat16:\n    pass\nelse:\n    x = x.float()\n", ()),
+    "in_tuple": ("if x.dtype in (torch.float16, torch.bfloat16):\n    x = x.float()\n", ()),
+    "negated": ("if not x.dtype == torch.bfloat16:\n    pass\nelse:\n    x = x.float()\n", ()),
+    "name_holding_dtype": (("dt = torch.bfloat16 if flag else torch.float32\nif dt == torch.bfloat16:\n"
+                           "    dt = torch.float32\nx = x.to(dt)\n"), ()),
+    "assert": ("x = x.float() if x.dtype == torch.bfloat16 else x\nassert x.dtype != torch.bfloat16\n", ()),
+    # Tests that leave bfloat16 possible: still flagged, and they raise.
+    "other_dtype": ("if x.dtype == torch.float16:\n    x = x.float()\n", (0,)),
+    "not_in_other": ("if x.dtype not in (torch.float16,):\n    pass\nelse:\n    x = x.float()\n", (0,)),
+    "unknown_member": ("if x.dtype in (torch.float16, other):\n    x = x.float()\n", (0,)),
+    "body_only": ("if x.dtype == torch.bfloat16:\n    print(x.numpy())\n", (1, 0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DTYPE_TESTS))
+def test_a_dtype_test_narrows_what_the_tensor_may_be(case: str) -> None:
+    """`if x.dtype == torch.bfloat16: x = x.float()` is how bfloat16 conversions are fixed (a real
+    review's false positives): behind such a test x is no longer bfloat16. A test that leaves
+    bfloat16 possible keeps the diagnostic. Each program runs with torch: flagged iff it raises."""
+    import ast
+    import textwrap
+
+    from flake8_detach.engine import check_source
+
+    torch = pytest.importorskip("torch")
+    body, back = _DTYPE_TESTS[case]
+    raises = bool(back)
+    source = ("import torch\n\n\ndef convert(flag, other=None):\n"
+              "    x = torch.ones(2, dtype=torch.bfloat16) if flag else torch.ones(2)\n"
+              + textwrap.indent(body, "    ") + "    return x.numpy()\n")
+    flagged = {(d.line, d.code) for d in check_source(source, tree=ast.parse(source))}
+    last = source.count("\n")
+    assert flagged == {(last - offset, "DET107") for offset in back}, (case, flagged)
+    namespace: dict[str, object] = {}
+    exec(compile(source, case, "exec"), namespace)  # noqa: S102 - the claim is about run time
+    convert = namespace["convert"]
+    convert(False)  # type: ignore[operator]
+    if raises:
+        with pytest.raises(TypeError, match="BFloat16"):
+            convert(True, torch.float32)  # type: ignore[operator]
+    else:
+        convert(True, torch.float32)  # type: ignore[operator]

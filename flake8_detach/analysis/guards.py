@@ -15,9 +15,10 @@ from typing import Optional
 import libcst as cst
 
 from . import semantics as sem
+from .dtypes import DTYPE_NAMES
 from .imports import ImportTable
 from .syntax import dotted, literal_bool
-from .values import GRAD_FLAGS, TENSOR_FLOW, Flag, Value
+from .values import DTYPES, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
 # name is unbound; None back means the test says nothing about it there).
@@ -124,6 +125,89 @@ def branch_narrowings(test: cst.BaseExpression) -> tuple[list[Narrowing], list[N
     if name is not None:
         (body if in_body else orelse).append((name, _on_cpu))
     return body, orelse
+
+
+# Dtype bits that stand for one dtype each (not INTEGER or COMPLEX, which stand for several):
+# where `x.dtype == torch.bfloat16` fails, x is not bfloat16; where `x.dtype == torch.int64`
+# fails, x may still be int32.
+_SINGLE_DTYPES = Flag.FLOAT16 | Flag.BFLOAT16 | Flag.FLOAT32 | Flag.FLOAT64 | Flag.BOOL
+_MATCHING = (cst.Equal, cst.Is, cst.In)
+_NOT_MATCHING = (cst.NotEqual, cst.IsNot, cst.NotIn)
+
+
+def dtype_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
+    """What a dtype test says (in the body, in the other branch): `if x.dtype == torch.bfloat16:`
+    ... `else:` x is not bfloat16, and in the body it is bfloat16 of the dtypes it may be. The
+    same for a dtype held by a name (`if dt is torch.float16:`), for `!=`, `is not`, `in (...)`,
+    `not in (...)` and `not (...)`: the usual shape of a bfloat16 fix (`if x.dtype ==
+    torch.bfloat16: x = x.float()`, or an early return) leaves no bfloat16 behind it."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return [], []
+    operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
+    if not isinstance(operator, (*_MATCHING, *_NOT_MATCHING)):
+        return [], []
+    subject, named = _dtype_subject(test.left), _named_dtypes(other, operator, imports)
+    if subject is None and not isinstance(operator, (cst.In, cst.NotIn)):  # `torch.bfloat16 == x.dtype`
+        subject, named = _dtype_subject(other), _named_dtypes(test.left, operator, imports)
+    if subject is None or named is None:
+        return [], []
+    name, of_tensor = subject
+    bits, complete = named
+    among: list[Narrowing] = [(name, partial(_dtype_among, bits, of_tensor))] if complete else []
+    excluded = bits & _SINGLE_DTYPES
+    other_than: list[Narrowing] = [(name, partial(_dtype_other_than, excluded, of_tensor))] if excluded else []
+    matches_in_body = isinstance(operator, _MATCHING) != negated
+    return (among, other_than) if matches_in_body else (other_than, among)
+
+
+def _dtype_subject(node: cst.BaseExpression) -> tuple[str, bool] | None:
+    """("x", True) for `x.dtype` (a tensor's or an array's dtype), ("dt", False) for a name."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "dtype" and isinstance(node.value, cst.Name):
+        return node.value.value, True
+    if isinstance(node, cst.Name):
+        return node.value, False
+    return None
+
+
+def _named_dtypes(node: cst.BaseExpression, operator: cst.BaseCompOp, imports: ImportTable) -> tuple[int, bool] | None:
+    """The bits of the dtypes a test compares with, and whether it names only dtypes (a tuple of
+    `torch.float16` and a variable: some bits, not complete); None when it names none."""
+    if isinstance(operator, (cst.In, cst.NotIn)):
+        if not isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            return None
+        elements = [element.value for element in node.elements]
+    else:
+        elements = [node]
+    found = [DTYPE_NAMES.get(imports.resolve(element) or "", 0) for element in elements]
+    bits = 0
+    for bit in found:
+        bits |= bit
+    return (bits, all(found)) if bits else None
+
+
+def _dtype_of_kind(value: Value, of_tensor: bool) -> int:
+    """The value's dtype bits where the test is about them: a tensor's or an array's for
+    `x.dtype`, a dtype object's (a value with nothing but dtype bits) for a plain name."""
+    holder = bool(value.flags & (TENSOR_FLOW | Flag.NDARRAY))
+    if holder != of_tensor or (not of_tensor and value.flags & ~DTYPES):
+        return 0
+    return value.flags & DTYPES
+
+
+def _dtype_among(bits: int, of_tensor: bool, value: Value | None) -> Value | None:
+    current = _dtype_of_kind(value, of_tensor) if value is not None else 0
+    if value is None or not current & bits:  # unknown, or a test the walk thinks cannot hold
+        return None
+    return value.with_flags(remove=current & ~bits)
+
+
+def _dtype_other_than(bits: int, of_tensor: bool, value: Value | None) -> Value | None:
+    if value is None or not _dtype_of_kind(value, of_tensor) & bits:
+        return None
+    return value.with_flags(remove=bits)
 
 
 def _without_grad(value: Value | None) -> Value | None:

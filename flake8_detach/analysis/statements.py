@@ -21,6 +21,7 @@ from .guards import (
     Assumptions,
     branch_narrowings,
     device_flag_assumptions,
+    dtype_narrowing,
     isinstance_narrowing,
     not_tensor_narrowing,
     then,
@@ -97,8 +98,9 @@ class StatementExecutor:
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
         body_narrowings, orelse_narrowings = branch_narrowings(node.test)
         body_not_tensor, orelse_not_tensor = not_tensor_narrowing(node.test, self.imports)
-        body_narrowings += body_not_tensor
-        orelse_narrowings += orelse_not_tensor
+        body_dtype, orelse_dtype = dtype_narrowing(node.test, self.imports)
+        body_narrowings += body_not_tensor + body_dtype
+        orelse_narrowings += orelse_not_tensor + orelse_dtype
         known = isinstance_narrowing(node.test, self.imports)
         if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
             body_narrowings.append(known)
@@ -342,6 +344,7 @@ class StatementExecutor:
         known = isinstance_narrowing(node.test, self.imports)
         if known is not None:
             env.narrow([known])
+        env.narrow(dtype_narrowing(node.test, self.imports)[0])  # `assert x.dtype != torch.bfloat16`
 
     def _exec_assign(self, node: cst.Assign, env: Env) -> None:
         value = self.interp.eval(node.value, env)
