@@ -103,15 +103,15 @@ _CONVERTING_ATTRIBUTES = frozenset(
 )
 
 
-_HANDOVER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in array_facts.TORCH_FROM_ARRAY)
+_HANDOVER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in array_facts.ARRAY_ARGUMENTS)
 
 
 def _array_handover(node: ast.Attribute, context: ScreenContext) -> bool:
-    return context.resolve(node) in array_facts.TORCH_FROM_ARRAY
+    return context.resolve(node) in array_facts.ARRAY_ARGUMENTS
 
 
 def _imports_array_handover(context: ScreenContext) -> bool:
-    return any(qualified in array_facts.TORCH_FROM_ARRAY for qualified in context.aliases.values())
+    return any(qualified in array_facts.ARRAY_ARGUMENTS for qualified in context.aliases.values())
 
 
 _NUMPY_CALL = RuleScreen("DET101", frozenset({"numpy"}))

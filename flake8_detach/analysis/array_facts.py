@@ -22,6 +22,15 @@ TORCH_FROM_ARRAY = frozenset(
 )
 # Of those, the one that takes nothing but an ndarray: any negative-step slice passed to it is one.
 TORCH_ARRAY_ONLY = frozenset({"torch.from_numpy"})
+# Where each hand-over takes its array: (position, keywords). torch's constructors take it first
+# (`torch.tensor(data=...)`, `torch.asarray(obj=...)`); `pack_padded_sequence` passes its
+# `lengths` to `torch.as_tensor` and raises the same ValueError (torch 2.13: InferSent's
+# `pack_padded_sequence(x, np.sort(lengths)[::-1])`).
+_CONSTRUCTOR_ARRAY = (0, frozenset({"data", "obj", "ndarray"}))
+ARRAY_ARGUMENTS: dict[str, tuple[int, frozenset[str]]] = {
+    **{name: _CONSTRUCTOR_ARRAY for name in TORCH_FROM_ARRAY},
+    "torch.nn.utils.rnn.pack_padded_sequence": (1, frozenset({"lengths"})),
+}
 
 # NumPy functions that return a view with the strides reversed (`np.rot90(a, k)` with k a
 # multiple of 4 returns `a[:, :]`: no flip).

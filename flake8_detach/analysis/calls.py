@@ -16,7 +16,7 @@ from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
-from .facts import ConvertingCall, DtypeClash
+from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false
 from .syntax import receiver_name as syntax_receiver_name
@@ -303,9 +303,10 @@ class CallEvaluator:
         kind = sem.converting_kind(qualified)
         if kind is not None:
             self.facts.converting_calls.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
-        if qualified in array_facts.TORCH_FROM_ARRAY:
+        taken = array_facts.ARRAY_ARGUMENTS.get(qualified)
+        if taken is not None:
             kind = "array" if qualified in array_facts.TORCH_ARRAY_ONLY else "data"
-            self.facts.array_handovers.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
+            self.facts.array_handovers.append(ArrayHandover(node, dotted(node.func) or qualified, kind, *taken))
         if qualified.startswith("numpy."):
             layout = array_facts.numpy_result(last, positional, keywords, _rot90_k(node) if last == "rot90" else None)
             if layout.has(Flag.NDARRAY) or last == "dtype":  # the dtype lattice's bits beside the layout's

@@ -32,6 +32,18 @@ class ConvertingCall:
 
 
 @dataclass(frozen=True)
+class ArrayHandover:
+    """A call that hands an ndarray argument over to torch (DET108): `torch.from_numpy(a)`,
+    `pack_padded_sequence(x, lengths)`; `position` and `keywords` say which argument."""
+
+    call: cst.Call
+    function: str  # as written
+    kind: str  # "array" (takes nothing but an ndarray) or "data" (lists too)
+    position: int
+    keywords: frozenset[str]
+
+
+@dataclass(frozen=True)
 class DtypeClash:
     """A float64 tensor meeting float32 parameters or a float32 operand (DET109)."""
 
@@ -64,7 +76,7 @@ class Facts:
     converting_calls: list[ConvertingCall] = field(default_factory=list)
     # `torch.from_numpy(a)`, `torch.tensor(a)`, ...: torch taking an ndarray over (DET108); the
     # kind is "array" where only an ndarray is accepted, "data" where lists are too.
-    array_handovers: list[ConvertingCall] = field(default_factory=list)
+    array_handovers: list[ArrayHandover] = field(default_factory=list)
     alias_writes: dict[cst.CSTNode, AliasWrite] = field(default_factory=dict)
     dtype_clashes: dict[cst.CSTNode, DtypeClash] = field(default_factory=dict)  # operand -> clash
     # Node -> index of the module statement it is in, for the nodes rules report on (evaluated
