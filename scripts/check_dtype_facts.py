@@ -201,6 +201,28 @@ def check_det109() -> None:
          raised(lambda: F.cross_entropy(torch.ones(4, 3), torch.zeros(4, dtype=torch.long))), "ok")
 
 
+def check_dtype_keeping() -> None:
+    """The modules with no parameters: their output keeps the input's dtype and requires grad
+    only through it; and torch.where's promotion."""
+    for name in sorted(dt.PARAMETER_FREE_MODULES):
+        module = getattr(nn, name)(2) if "Pool" in name else getattr(nn, name)()
+        fact(f"nn.{name}() has no parameters", list(module.parameters()), [])
+        for dtype, grad in ((torch.bfloat16, False), (torch.float64, True)):
+            first = torch.rand(2, 3, dtype=dtype) if name.endswith("Loss") else torch.rand(2, 3, 4, 4, dtype=dtype)
+            first.requires_grad_(grad)
+            if name in ("CrossEntropyLoss", "NLLLoss"):
+                out = module(first, torch.tensor([0, 2]))
+            elif name.endswith("Loss"):
+                out = module(first, torch.rand(2, 3, dtype=dtype))
+            else:
+                out = module(first)
+            fact(f"nn.{name}() of a {dtype} input (requires_grad={grad})", (out.dtype, out.requires_grad), (dtype, grad))
+    t = torch.rand(3)
+    fact("torch.where(c, float64, float64)", torch.where(t > 0.5, t.double(), t.double()).dtype, torch.float64)
+    fact("torch.where(c, float32, float64)", torch.where(t > 0.5, t, t.double()).dtype, torch.float64)
+    fact("torch.where(c, bfloat16, 0.0)", torch.where(t > 0.5, t.bfloat16(), 0.0).dtype, torch.bfloat16)
+
+
 def _double_run(layer: nn.Module, name: str, x: torch.Tensor | None) -> object:
     layer = layer.double()
     x64 = torch.ones(2, 3, dtype=torch.float64)
@@ -218,6 +240,7 @@ def main() -> None:
     check_factories_and_promotion()
     check_autocast()
     check_det109()
+    check_dtype_keeping()
     print("all facts hold")
 
 

@@ -95,7 +95,10 @@ DTYPE_CASES = [
     ("m = nn.Linear(3, 1).bfloat16()\nprobe = m(torch.ones(2, 3).bfloat16())", BF16),
     ("m = nn.Linear(3, 1).to(torch.bfloat16)\nprobe = m(torch.ones(2, 3))", BF16),
     ("m = nn.Linear(3, 1)\nm.double()\nprobe = m(torch.ones(2, 3))", F64),
-    ("m = nn.ReLU()\nprobe = m(torch.ones(2, 3))", 0),
+    ("m = nn.ReLU()\nprobe = m(torch.ones(2, 3))", F32),  # no parameters: the input's dtype
+    ("m = nn.CrossEntropyLoss()\nprobe = m(torch.ones(2, 3).bfloat16(), torch.tensor([0, 1]))", BF16),
+    ("t = torch.rand(3)\nprobe = torch.where(t > 0.5, t.double(), t.double())", F64),
+    ("t = torch.rand(3)\nprobe = torch.where(t > 0.5, t.bfloat16(), 0.0)", BF16),
     ("m = nn.Linear(3, 1)\nm.type(torch.DoubleTensor)\nprobe = m(torch.ones(2, 3))", 0),
     ("m = nn.Linear(3, 1)\nm.type(torch.float64)\nprobe = m(torch.ones(2, 3))", F64),
     # autocast: only the ops autocast runs in lower precision

@@ -64,6 +64,14 @@ FROZEN = {
 
         Runner().run(x)
         """,
+    "a module with no parameters (frozen from the start)": """
+        act = nn.ReLU()
+        act(x).numpy()
+        """,
+    "a loss of inputs without grad": """
+        criterion = nn.MSELoss()
+        criterion(x, torch.zeros(2, 3)).numpy()
+        """,
 }
 
 THAWED = {
@@ -112,6 +120,15 @@ THAWED = {
         model.requires_grad_(False)
         model.requires_grad_()
         model(x).numpy()  # flagged
+        """,
+    "a module with no parameters, of an input with grad": """
+        act = nn.ReLU()
+        act(nn.Linear(3, 3)(x)).numpy()  # flagged
+        """,
+    "a loss of a model's output": """
+        criterion = nn.MSELoss()
+        loss = criterion(nn.Linear(3, 3)(x), torch.zeros(2, 3))
+        loss.numpy()  # flagged
         """,
 }
 

@@ -200,7 +200,7 @@ class CallEvaluator:
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
             grad = _frozen_output_grad(positional, keywords) if callee.has(Flag.FROZEN) else Flag.GRAD
-            output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee),
+            output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional),
                            origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
@@ -216,12 +216,15 @@ class CallEvaluator:
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
         return EMPTY
 
-    def _module_output_dtype(self, module: Value) -> int:
-        """A module's output dtype: its parameters' (`model.bfloat16()`), or under autocast the
-        lower precision for the layers autocast runs in it; unknown otherwise."""
+    def _module_output_dtype(self, module: Value, positional: list[Value]) -> int:
+        """A module's output dtype: its parameters' (`model.bfloat16()`), its input's for a module
+        with no parameters (`nn.ReLU()`, `nn.CrossEntropyLoss()`), or under autocast the lower
+        precision for the layers autocast runs in it; unknown otherwise."""
         if self.interp.in_autocast:
             autocast = self.interp.autocast
             return autocast if module.callee in dt.AUTOCAST_LOWER_LAYERS else 0
+        if not module.flags & DTYPES and module.has(Flag.FROZEN) and module.callee in dt.PARAMETER_FREE_MODULES:
+            return dt.combine(positional[:2])  # FROZEN: a must-fact, so no joined layer has parameters
         return module.flags & DTYPES
 
     def _note_module_clash(self, module: Value, node: cst.Call, positional: list[Value], name: str | None) -> None:
@@ -414,7 +417,11 @@ class CallEvaluator:
 
     def _nn_module(self, last: str, positional: list[Value], keywords: dict[str, Value]) -> Value:
         """A fresh torch.nn module: float32 parameters for the layers that refuse a float64
-        input (`dtype=` says otherwise); `callee` keeps the class name (autocast, losses)."""
+        input (`dtype=` says otherwise); `callee` keeps the class name (autocast, losses). A
+        module with no parameters (`nn.ReLU()`, a loss) is frozen from the start: its output
+        requires grad only through its input, as a frozen module's does (freezing.py)."""
+        if last in dt.PARAMETER_FREE_MODULES:
+            return Value(Flag.MODULE | Flag.FROZEN | self._device_keyword(keywords, EMPTY).flags, callee=last)
         dtype = dt.F32 if last in dt.FLOAT32_PARAMETER_LAYERS else 0
         if "dtype" in keywords:
             dtype = dt.dtype_named(keywords["dtype"])
@@ -458,6 +465,9 @@ class CallEvaluator:
             return self.interp.autocast
         if last in ("real", "imag", "abs", "angle", "view_as_real") or qualified.startswith("torch.fft."):
             return 0  # a complex input gives a real result of a width the lattice does not keep
+        if last == "where" and len(operands) == 3:  # the condition is no operand of the result
+            chosen = [value for value in operands[1:] if value.flags & TENSOR_FLOW]
+            return dt.combine(chosen) if len(chosen) == 2 else dt.with_scalar(dt.combine(chosen))
         return dt.combine(operands)
 
     def _device_keyword(self, keywords: dict[str, Value], value: Value) -> Value:

@@ -94,6 +94,16 @@ FLOAT32_PARAMETER_LAYERS = frozenset(
     """Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LSTM GRU RNN
     BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm MultiheadAttention PReLU""".split()
 )
+# torch.nn modules with no parameters: their output requires grad only if an input does, and
+# has their input's dtype (the inputs' promoted, for a loss of two tensors): a bfloat16 input
+# gives a bfloat16 output, a float64 one a float64 output (each checked on torch 2.13, CPU, by
+# scripts/check_dtype_facts.py).
+PARAMETER_FREE_MODULES = frozenset(
+    """L1Loss MSELoss CrossEntropyLoss NLLLoss SmoothL1Loss HuberLoss KLDivLoss BCEWithLogitsLoss BCELoss
+    SoftMarginLoss ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Tanh Sigmoid Softmax LogSoftmax
+    Softplus Softsign Hardswish Hardsigmoid Hardtanh Tanhshrink Dropout Dropout2d AlphaDropout Identity
+    Flatten MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d""".split()
+)
 # The exception a float64 input into each layer raises (torch 2.13, CPU); others: the kind's.
 LAYER_ERRORS = {
     **dict.fromkeys(("Linear", "MultiheadAttention"),

@@ -32,7 +32,10 @@ class NumpyOnGradTensor(Rule):
         "DET111's, off by default (so is `model.weight` of such a parameter). A name is a module when the file uses it as "
         "one: `.eval()`, `.parameters()`, `.named_parameters()`, or `.train()` and a call; `t.numpy() "
         "if not t.requires_grad else ...` guards are followed, and so is a branch that returns "
-        "(`if t.requires_grad: return t.detach().numpy()`)."
+        "(`if t.requires_grad: return t.detach().numpy()`). A module with no parameters "
+        "(`nn.ReLU()`, `nn.Softmax()`, a loss such as `nn.MSELoss()`) passes grad on only from its "
+        "inputs, as a frozen model does: `nn.MSELoss()(model(x), y)` may require grad, "
+        "`nn.ReLU()(torch.ones(2))` does not."
     )
     why_bad = (
         "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
