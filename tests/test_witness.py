@@ -122,3 +122,40 @@ def test_check_reuses_a_result_while_its_witness_holds(tmp_path: Path, monkeypat
     assert check() == [(4, "DET104")] and parses == []  # the witness held: train.py was not analysed
     write(tmp_path, {"config.py": 'import torch\nDEVICE = torch.device("cpu")\n'})
     assert check() == [] and parses == ["train.py"]
+
+
+def test_check_reuses_a_notebooks_result_while_its_witness_holds(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notebooks too: the replay reads the code cells assembled from the notebook's bytes."""
+    import json
+
+    from flake8_detach import engine
+    from flake8_detach.cli.check import check_paths
+    from flake8_detach.sources.cache import ResultsCache
+
+    write(tmp_path, {"setup.py": "", "config.py": GPU_CONFIG, "buffer.py": BUFFER})
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": ["import torch\n", "from buffer import Buffer\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": ["Buffer().sample().numpy()\n"]}]
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook))
+
+    def check() -> list[tuple[int, str]]:
+        forget_projects()
+        cache = ResultsCache.open(tmp_path / "cache")
+        assert cache is not None
+        project_module.use_summary_directory(cache.directory)
+        (report,) = check_paths([(tmp_path / "train.ipynb", Settings())], 1, False, cache)
+        return [(d.line, d.code) for d in report.diagnostics]
+
+    first = check()
+    assert [code for _, code in first] == ["DET104"]
+    parses: list[str] = []
+    parse = engine.parse
+    monkeypatch.setattr(engine, "parse", lambda *arguments: parses.append("train.ipynb") or parse(*arguments))
+    write(tmp_path, {"notes.py": "print('unrelated')\n"})
+    assert check() == first and parses == []  # the witness held: the notebook was not analysed
+    write(tmp_path, {"config.py": 'import torch\nDEVICE = torch.device("cpu")\n'})
+    assert check() == [] and parses == ["train.ipynb"]

@@ -217,7 +217,7 @@ def check_paths(jobs_list: list[tuple[Path, Settings]], jobs: int, with_fixes: b
         report = report.detached(with_fixes) if report.module is not None else report
         if key is not None:
             cache.put(key, report)
-        if report.witness is not None and data is not None and path.suffix == ".py":
+        if report.witness is not None and data is not None:
             cache.put(cache.witnessed_key(data, path.suffix, settings, mode), report, report.witness)
         reports[index] = report
     if cache.written:
@@ -354,17 +354,30 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _witnessed_hit(cache: ResultsCache, path: Path, settings: Settings, mode: str, data: bytes) -> FileReport | None:
-    """A .py file's result kept with its witness, when the witness holds in the project now."""
-    if path.suffix != ".py":
-        return None  # a notebook's analysed text is assembled from its cells: its own key decides
+    """A file's result kept with its witness, when the witness holds in the project now."""
     from ..analysis.project import summary_directory, witness_holds
 
-    try:
-        source = decode_source(data, str(path))
-    except SourceError:
+    source = _analysed_text(path, data)
+    if source is None:
         return None
     return cache.get_if_witnessed(cache.witnessed_key(data, path.suffix, settings, mode), str(path), data,
                                   lambda witness: witness_holds(path, source, summary_directory(), witness))
+
+
+def _analysed_text(path: Path, data: bytes) -> str | None:
+    """The text the analysis read from these bytes: a notebook's code cells, assembled as every
+    front reads them, or a module's decoded source; None when they cannot be read so."""
+    if path.suffix == ".ipynb":
+        from ..sources.notebooks import NotebookError, notebook_from_bytes
+
+        try:
+            return notebook_from_bytes(data, str(path)).source
+        except (NotebookError, ValueError, RecursionError):
+            return None
+    try:
+        return decode_source(data, str(path))
+    except SourceError:
+        return None
 
 
 def cache_kind(path: Path) -> str:
