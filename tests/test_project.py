@@ -557,3 +557,36 @@ def test_a_fifo_in_the_project_does_not_block_the_index(tmp_path: Path) -> None:
     worker.start()
     worker.join(60)
     assert found and len(found[0]) == 1 and CALLER_DEPENDENT in found[0][0][1]
+
+
+def test_stored_summaries_are_tuples_the_cycle_collector_stops_walking(tmp_path: Path) -> None:
+    """A summary lives as long as the run and holds a record per call site (100,000 on timm):
+    kept as lists, each of flake8's full collections walked them all. The store keeps them as
+    tuples of strings, which Python stops tracking, with the same content as `summarise`."""
+    import gc
+
+    from flake8_detach.analysis.project import SummaryStore
+
+    data = b"import torch\nfrom helpers import scale\n\n\ndef run(x):\n    with torch.no_grad():\n        return scale(x, 2)\n"
+    store = SummaryStore(tmp_path)
+    summary = store.summary_of(data)
+    assert summary is not None
+
+    def lists(value: object) -> int:
+        if isinstance(value, list):
+            return 1 + sum(map(lists, value))
+        if isinstance(value, (tuple, dict)):
+            return sum(map(lists, value.values() if isinstance(value, dict) else value))
+        return 0
+
+    assert lists(summary) == 0 and summary["calls"]
+    for _ in range(5):  # a pass untracks a tuple whose items are untracked already: one level a pass
+        gc.collect()
+    assert not any(gc.is_tracked(call) for call in summary["calls"])
+    from_disk = SummaryStore(tmp_path).summary_of(data)
+    assert from_disk is not None and lists(from_disk) == 0
+    assert {k: v for k, v in from_disk.items() if k != "key"} == summary  # read back from disk: the same
+    fresh = summarise(data)
+    assert fresh is not None and summary["calls"] == tuple(
+        tuple(tuple(tuple(part) if isinstance(part, list) else part for part in item) if isinstance(item, list)
+              else item for item in call) for call in fresh["calls"])

@@ -450,7 +450,15 @@ class SummaryStore:
         return digest.hexdigest()
 
     def summary_of(self, data: bytes) -> dict[str, Any] | None:
-        return self.cached(data, SUMMARY_FORMAT, summarise)
+        """A file's summary, its lists made tuples: read-only, and a tuple of strings is one
+        object Python's cycle collector stops tracking, where the lists of every call site of
+        a project (100,000 on timm) were walked by each of flake8's full collections."""
+        key = self.key(data, SUMMARY_FORMAT)
+        found = self.memory.get(key, _UNREAD)
+        if found is _UNREAD:
+            found = _immutable(self.cached(data, SUMMARY_FORMAT, summarise))
+            self.memory[key] = found
+        return found  # type: ignore[return-value]
 
     def cached(self, data: bytes, kind: str, compute: Callable[[bytes], dict[str, Any] | None]) -> dict[str, Any] | None:
         """`compute(data)`, kept in memory and on disk under the content's and the kind's key."""
@@ -516,6 +524,18 @@ class SummaryStore:
             pass  # a summary not stored is computed again next time
 
 
+_UNREAD = object()
+
+
+def _immutable(value: Any) -> Any:
+    """``value`` with every list, at any depth, a tuple (dicts stay dicts)."""
+    if isinstance(value, list):
+        return tuple(_immutable(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _immutable(item) for key, item in value.items()}
+    return value
+
+
 # ------------------------------------------------------------------------------- the project
 Unit = tuple[Path, str]  # a file and "f" or "C.m" in it
 
@@ -544,8 +564,10 @@ class Project:
     summaries: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
     _callers: dict[Unit, tuple[bool, frozenset[str]]] | None = None
     # Memos of name resolution: the same few names are resolved from every call of every file.
-    _files: dict[tuple[Path, str], tuple[Path, str] | None] = field(default_factory=dict)
-    _definitions: dict[tuple[Path, str], Unit | None] = field(default_factory=dict)
+    # Keyed by one string ("folder\0name"), not a (Path, str) tuple: tens of thousands of keys,
+    # and a string is no object for the cycle collector to walk at each of flake8's full passes.
+    _files: dict[str, tuple[Path, str] | None] = field(default_factory=dict)
+    _definitions: dict[str, Unit | None] = field(default_factory=dict)
     _known: frozenset[str] | None = None
     _callers_of: list[Path] | None = None
     _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
@@ -638,7 +660,7 @@ class Project:
     # Resolving names.
     def module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
         """The project file a dotted reference names and the rest of it (the name inside), or None."""
-        key = (importer.parent if not dotted.startswith(THIS_MODULE) else importer, dotted)
+        key = f"{importer.parent if not dotted.startswith(THIS_MODULE) else importer}\0{dotted}"
         if key not in self._files:
             self._files[key] = self._module_file(importer, dotted)
         return self._files[key]
@@ -686,7 +708,7 @@ class Project:
 
     def definition(self, importer: Path, dotted: str) -> Unit | None:
         """The file and top-level name (or "C.m") a reference ends at, following re-exports."""
-        key = (importer, dotted)
+        key = f"{importer}\0{dotted}"
         if key not in self._definitions:
             self._definitions[key] = self._definition(importer, dotted)
         return self._definitions[key]
@@ -938,7 +960,7 @@ class ProjectView:
         """The names defined at this file's top level that its unit ("f" or "C.m") calls; None
         when the summary does not know the unit."""
         summary = self.project.summary(self.path)
-        if summary is None or not isinstance(summary.get("calls"), list):
+        if summary is None or not isinstance(summary.get("calls"), (list, tuple)):
             return None
         calls = self.project.local_calls(self.path, summary)
         return calls.get(unit, frozenset()) if unit in calls["?units"] else None
