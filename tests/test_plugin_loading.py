@@ -44,6 +44,26 @@ def test_a_candidate_file_loads_the_engine_and_reports() -> None:
     assert "DET101" in result.stdout and result.stdout.strip().endswith("True")
 
 
+def test_the_engine_loaded_once_is_kept_out_of_the_cycle_collectors_passes() -> None:
+    """flake8's full collections walk every object alive; libcst's tens of thousands of module
+    objects, loaded with the engine, are frozen once (`gc.freeze`) so they are not walked again
+    for every file. A run that loads no engine freezes nothing; the reports are the same."""
+    result = _run_python("""
+        import ast, gc, json
+        from flake8_detach.plugin import DetachPlugin
+        quiet = "import torch\\nx = torch.ones(2)\\n"
+        list(DetachPlugin(ast.parse(quiet), quiet.splitlines(True)).run())
+        before = gc.get_freeze_count()
+        s = "import torch\\nw = torch.ones(2, requires_grad=True)\\nw.numpy()\\n"
+        first = [m[:6] for _, _, m, _ in DetachPlugin(ast.parse(s), s.splitlines(True)).run()]
+        frozen = gc.get_freeze_count()
+        second = [m[:6] for _, _, m, _ in DetachPlugin(ast.parse(s), s.splitlines(True)).run()]
+        print(json.dumps([before, frozen > 10000, gc.get_freeze_count() == frozen, first, second]))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [0, True, True, ["DET101"], ["DET101"]]
+
+
 def test_an_engine_that_cannot_load_is_a_det000_line_not_a_broken_flake8() -> None:
     # Simulate a broken install (libcst missing): flake8 still runs and reports other plugins.
     result = _run_python("""
