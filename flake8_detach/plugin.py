@@ -85,19 +85,6 @@ def _witnessed_hit(cache: Any, key: str, place: Any, source: str, data: bytes) -
                                   lambda witness: witness_holds(place.path, source, place.cache_directory, witness))
 
 
-@functools.lru_cache(maxsize=1)
-def _settle_imports() -> None:
-    """Once per process, when the engine is first loaded: move what is alive now (flake8's and
-    libcst's modules, classes and functions, tens of thousands of objects that live until the
-    process ends) out of reach of the cycle collector (`gc.freeze`), so that flake8's full
-    collections do not walk them again for every file. Objects frozen are still freed by their
-    reference counts; only a cycle alive now and dropped later would stay."""
-    import gc
-
-    gc.collect()  # nothing cyclic that is already garbage is kept
-    gc.freeze()
-
-
 class DetachPlugin:
     name = "flake8-detach"
     version = __version__
@@ -190,9 +177,9 @@ class DetachPlugin:
                     for diagnostic in hit.diagnostics:
                         yield diagnostic.line, diagnostic.column, diagnostic.message, type(self)
                     return
-            from .engine import AnalysisError, report_diagnostics, witnessed_report
+            from .engine import AnalysisError, report_diagnostics, settle_imports, witnessed_report
 
-            _settle_imports()
+            settle_imports()
         except Exception as error:  # noqa: BLE001 - a broken install must not break flake8
             LOG.warning("flake8-detach: cannot load the engine: %r", error)
             yield 1, 0, f"DET000 flake8-detach cannot load its engine, file skipped: {error!r}", type(self)

@@ -94,7 +94,9 @@ def check_text(source: str, display_path: str, settings: Settings, path: Path | 
     try:
         if problem is None and not worth_analysing(source, settings, tree):
             return report  # what analyze() says of it, without loading the engine and libcst
-        from ..engine import Place, analyze_module, parse, witness_of, witnessing
+        from ..engine import Place, analyze_module, parse, settle_imports, witness_of, witnessing
+
+        settle_imports()
 
         place = Place.of(path)
         project = witnessing(place, source)
