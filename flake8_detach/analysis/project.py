@@ -256,7 +256,6 @@ class _Summariser(ast.NodeVisitor):
             self.reference(ret.value.func) in GRAD_FREE_RESULTS
             or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         items = [ref for ref in (self.reference(item.context_expr) for item in node.items) if ref]
@@ -268,7 +267,6 @@ class _Summariser(ast.NodeVisitor):
             self.visit(statement)
         self.contexts = saved
 
-    visit_AsyncWith = visit_With
 
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value if isinstance(node.value, ast.Call) else None
@@ -453,15 +451,13 @@ class SummaryStore:
         """A file's summary, its lists made tuples: read-only, and a tuple of strings is one
         object Python's cycle collector stops tracking, where the lists of every call site of
         a project (100,000 on timm) were walked by each of flake8's full collections."""
-        key = self.key(data, SUMMARY_FORMAT)
-        found = self.memory.get(key, _UNREAD)
-        if found is _UNREAD:
-            found = _immutable(self.cached(data, SUMMARY_FORMAT, summarise))
-            self.memory[key] = found
-        return found  # type: ignore[return-value]
+        return self.cached(data, SUMMARY_FORMAT, summarise, keep=_immutable)
 
-    def cached(self, data: bytes, kind: str, compute: Callable[[bytes], dict[str, Any] | None]) -> dict[str, Any] | None:
-        """`compute(data)`, kept in memory and on disk under the content's and the kind's key."""
+    def cached(self, data: bytes, kind: str, compute: Callable[[bytes], dict[str, Any] | None],
+               keep: Callable[[dict[str, Any] | None], dict[str, Any] | None] = lambda found: found,
+               ) -> dict[str, Any] | None:
+        """`compute(data)`, kept in memory (as ``keep`` makes it) and on disk under the content's
+        and the kind's key."""
         key = self.key(data, kind)
         if key in self.memory:
             return self.memory[key]
@@ -470,8 +466,8 @@ class SummaryStore:
             found = compute(data)
             if found is not None:
                 self._write(key, found)
-        self.memory[key] = found
-        return found
+        self.memory[key] = kept = keep(found)
+        return kept
 
     def witnessed(self, data: bytes, kind: str, view: ProjectView,
                   compute: Callable[[bytes], dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -522,9 +518,6 @@ class SummaryStore:
                          durable=False)
         except OSError:
             pass  # a summary not stored is computed again next time
-
-
-_UNREAD = object()
 
 
 def _immutable(value: Any) -> Any:
