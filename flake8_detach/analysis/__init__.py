@@ -6,7 +6,8 @@ Where each concern lives:
   layout and stride facts), :mod:`.semantics` (library tables: what torch/NumPy calls do);
 - :mod:`.interpreter` (the driver), :mod:`.statements`, :mod:`.expressions`, :mod:`.calls` (one
   walker per kind of node), :mod:`.guards` (what tests and contexts tell), :mod:`.freezing`
-  (modules whose parameters were set ``requires_grad=False``), :mod:`.aliases` (names sharing
+  (modules whose parameters were set ``requires_grad=False``; those with none, such as
+  ``nn.ReLU()`` or a loss, are frozen from the start in :mod:`.calls`), :mod:`.aliases` (names sharing
   storage, DET105);
 - :mod:`.summaries`: a function's summary per calling context and the worklist that re-runs
   whatever read a summary that grew, to a fixed point;

@@ -1,7 +1,8 @@
 """What a test or a context manager tells about the code it guards.
 
 `if t.requires_grad:` (t does not require grad in the other branch), `isinstance(x, Box)` (x is
-no tensor where it holds), `with torch.no_grad():` / `@torch.inference_mode()` (grad mode).
+no tensor where it holds), `if x.dtype == torch.bfloat16:` (x is not bfloat16 in the other
+branch), `with torch.no_grad():` / `@torch.inference_mode()` (grad mode).
 The walk asks these questions; the answers come from syntax and the file's imports only.
 """
 
