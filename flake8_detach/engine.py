@@ -140,11 +140,11 @@ def without_cyclic_gc(function: _F) -> _F:
 @functools.lru_cache(maxsize=1)
 def settle_imports() -> None:
     """Once per process, when a front that lints many files first loads the engine (flake8's
-    plugin, `check`, and the language server through `check`'s functions): move what is alive now (libcst's and the host's modules, classes and
-    functions, tens of thousands of objects that live until the process ends) out of reach of
-    the cycle collector (`gc.freeze`), so that its full passes do not walk them again for every
-    file. Frozen objects are still freed by their reference counts; only a cycle alive now and
-    dropped later would stay."""
+    plugin, `check`, and the language server through `check`'s functions): move what is alive
+    now (libcst's and the host's modules, classes and functions, tens of thousands of objects
+    that live until the process ends) out of reach of the cycle collector (`gc.freeze`), so that
+    its full passes do not walk them again for every file. Frozen objects are still freed by
+    their reference counts; only a cycle alive now and dropped later would stay."""
     gc.collect()  # nothing cyclic that is already garbage is kept
     gc.freeze()
 

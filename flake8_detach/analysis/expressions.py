@@ -18,13 +18,7 @@ from . import array_facts
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
-from .guards import (
-    Narrowing,
-    branch_narrowings,
-    device_flag_assumptions,
-    dtype_narrowing,
-    isinstance_narrowing,
-)
+from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, descendants, is_property
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
@@ -250,9 +244,7 @@ class ExpressionEvaluator:
         self.eval(node.test, env)
         # `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in the
         # second branch; `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU there.
-        body_narrowings, orelse_narrowings = branch_narrowings(node.test)
-        body_dtype, orelse_dtype = dtype_narrowing(node.test, self.imports)  # `x if x.dtype != bf16 else ...`
-        body_narrowings, orelse_narrowings = body_narrowings + body_dtype, orelse_narrowings + orelse_dtype
+        body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)
         body_flags, orelse_flags = device_flag_assumptions(node.test, interp.device_flag)
         body = interp.assuming(body_flags, partial(self._eval_narrowed, node.body, env, body_narrowings))
         orelse = interp.assuming(orelse_flags, partial(self._eval_narrowed, node.orelse, env, orelse_narrowings))

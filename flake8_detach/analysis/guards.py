@@ -111,14 +111,15 @@ def _not_a_tensor(value: Value | None) -> Value | None:
     return None if value is None else value.with_flags(remove=TENSOR_FLOW, add=Flag.NOT_TENSOR)
 
 
-def branch_narrowings(test: cst.BaseExpression) -> tuple[list[Narrowing], list[Narrowing]]:
-    """What a `requires_grad` or device test says about its name: (in the body, in the other branch).
+def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
+    """What a `requires_grad`, device or dtype test says about its name: (in the body, in the
+    other branch).
 
     `if t.requires_grad:` ... `else:` t does not require grad; `if t.is_cuda:` ... `else:` t is on
-    the CPU. Shared by `if` statements and `a if test else b`.
+    the CPU; `if x.dtype == torch.bfloat16:` ... `else:` x is not bfloat16 (:func:`dtype_narrowing`).
+    Shared by `if` statements and `a if test else b`.
     """
-    body: list[Narrowing] = []
-    orelse: list[Narrowing] = []
+    body, orelse = dtype_narrowing(test, imports)
     name, in_body = requires_grad_test(test)
     if name is not None:
         (body if in_body else orelse).append((name, _without_grad))

@@ -96,11 +96,10 @@ class StatementExecutor:
         self.interp.eval(node.test, env)
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
-        body_narrowings, orelse_narrowings = branch_narrowings(node.test)
+        body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)
         body_not_tensor, orelse_not_tensor = not_tensor_narrowing(node.test, self.imports)
-        body_dtype, orelse_dtype = dtype_narrowing(node.test, self.imports)
-        body_narrowings += body_not_tensor + body_dtype
-        orelse_narrowings += orelse_not_tensor + orelse_dtype
+        body_narrowings += body_not_tensor
+        orelse_narrowings += orelse_not_tensor
         known = isinstance_narrowing(node.test, self.imports)
         if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
             body_narrowings.append(known)

@@ -53,8 +53,7 @@ class NumpyOnUnsupportedDtype(Rule):
         "diagnostics over three reviews, 3 true; the false ones were a dtype looked up in a dict "
         "(since fixed) and two conversions behind a test correlated with the dtype through another "
         "variable (`if h5_type == \"uint16\":`, set where the dtype is bfloat16), which the analysis "
-        "does not relate. "
-        "The figure rests on very few cases."
+        "does not relate. The figure rests on very few cases."
     )
     why_bad = (
         "NumPy has no bfloat16, no sparse arrays and no lazy conjugation, so torch refuses the "
