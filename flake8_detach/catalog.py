@@ -36,6 +36,17 @@ def _no_import(context: ScreenContext) -> bool:
 
 
 @dataclass(frozen=True)
+class AnyOf:
+    """A text test of several patterns, searched one by one (each fast on its own; see
+    ``array_facts.LAYOUT_HAZARD_TEXTS``)."""
+
+    patterns: tuple[re.Pattern[str], ...]
+
+    def search(self, text: str) -> bool:
+        return any(pattern.search(text) for pattern in self.patterns)
+
+
+@dataclass(frozen=True)
 class RuleScreen:
     code: str
     # Attribute names whose presence in a file makes it worth analysing for this rule.
@@ -47,7 +58,7 @@ class RuleScreen:
     # Whether the file's imports alone make it a candidate (`from numpy import asarray`).
     imports: Callable[[ScreenContext], bool] = _no_import
     # Text the file must hold for the rule to fire at all (None: no such condition).
-    required_text: re.Pattern[str] | None = None
+    required_text: re.Pattern[str] | AnyOf | None = None
     # Rules whose sinks this rule reports at: the file must hold a candidate of one of them too
     # (checked whether or not they are selected). DET107 reports a conversion, so a file with a
     # bfloat16 tensor and no `.numpy()` or implicit conversion has nothing for it.
@@ -83,7 +94,8 @@ def _imports_converting_function(context: ScreenContext) -> bool:
 # torch (every such path goes through one of these calls) in a file that imports NumPy.
 _FLOAT64_SPELLED = frozenset({"double", "float64", "DoubleTensor"})
 _FLOAT64_FROM_NUMPY = frozenset({"from_numpy", "as_tensor", "asarray", "tensor"})
-_FLOAT64_TEXT = re.compile(r"float64|double|DoubleTensor|\bnumpy\b")
+# `n(?<!\wn)` is `\bn`, written so that `re` can scan for the first letters (five times faster).
+_FLOAT64_TEXT = re.compile(r"float64|double|DoubleTensor|n(?<!\wn)umpy\b")
 # Where a tensor NumPy refuses comes from (DET107): bfloat16, autocast, sparse layouts, conjugation.
 _UNSUPPORTED_SOURCES = frozenset(
     {"bfloat16", "BFloat16Tensor", "autocast", "conj", "mH", "to_sparse", "to_sparse_coo", "to_sparse_csr",
@@ -137,7 +149,7 @@ SCREENS: tuple[RuleScreen, ...] = (
     # a negative step, a flip, a `">f4"` dtype, `newbyteorder`. Not NumPy's import: a tensor's
     # `.numpy()[:, ::-1]` is one too.
     RuleScreen("DET108", _HANDOVER_NAMES, attribute=_array_handover, imports=_imports_array_handover,
-               required_text=array_facts.LAYOUT_HAZARD_TEXT),
+               required_text=AnyOf(array_facts.LAYOUT_HAZARD_TEXTS)),
     # A float64 tensor needs float64 spelled out or NumPy's float64 defaults: `torch.tensor(...)` alone
     # (in most torch files) must not send a file to libcst where no tree is at hand (`check`).
     RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source,

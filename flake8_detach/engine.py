@@ -11,16 +11,10 @@ from __future__ import annotations
 import ast
 import functools
 import gc
-import sys
-import threading
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
 
 from .analysis.facts import Facts
 from .analysis.imports import ImportTable
@@ -28,6 +22,7 @@ from .analysis.interpreter import Interpreter
 from .analysis.project import ProjectView
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixing.rewrites import restyle
+from .parsing import parse, without_cyclic_gc
 from .place import Place, current_place, located
 from .positions import start_positions, statement_start_positions
 from .rules import selected_rules
@@ -60,83 +55,6 @@ class Analysis:
     facts: Facts | None = None
 
 
-def nesting_depth(tree: ast.AST) -> int:
-    """How many nodes deep the tree goes, counted without recursion.
-
-    Reads the fields directly rather than through ``ast.iter_child_nodes`` and never stacks the
-    field-less leaves (``Load``, ``Add``): three times faster, which matters because every file
-    that passes the screen pays it.
-    """
-    node_type = ast.AST
-    deepest, stack = 0, [(tree, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
-        if depth > deepest:  # noqa: PLR1730 - max() costs a call per node here
-            deepest = depth
-        below = depth + 1
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        push((item, below))
-            elif isinstance(value, node_type):
-                if value._fields:
-                    push((value, below))
-                elif below > deepest:
-                    deepest = below
-    return deepest
-
-
-def _refuse_deep_nesting(source: str, tree: ast.AST | None) -> None:
-    """Refuse, before libcst sees it, a file nested deeper than libcst's recursive visitors go.
-
-    libcst parses a chain of thousands of calls in minutes (the time grows faster than the
-    length) and then overflows the stack in its visitors; `ast` (flake8's free tree, or a fast
-    parse here) measures the depth in milliseconds. Roughly 2.5 frames per level.
-    """
-    if tree is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escapes are not ours to report
-                tree = ast.parse(source)
-        except RecursionError as error:
-            raise AnalysisError("the file is nested too deeply for Python to compile") from error
-        except (SyntaxError, ValueError, MemoryError):
-            return  # newer syntax than this Python's, or broken: libcst decides
-    limit = sys.getrecursionlimit() * 2 // 5
-    depth = nesting_depth(tree)
-    if depth > limit:
-        raise AnalysisError(f"the file is nested {depth} levels deep; flake8-detach analyses up to {limit}")
-
-
-# A TypeVar bound to Callable rather than ParamSpec: ParamSpec is Python 3.10+, and a plugin
-# that fails to import breaks every flake8 run, whatever --select says.
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def without_cyclic_gc(function: _F) -> _F:
-    """Run ``function`` with Python's cycle collector paused.
-
-    A libcst tree is millions of small objects with no cycles; with the collector on, its
-    full passes over them make a file 100 times bigger take far more than 100 times longer
-    (benchmarks/bench_scale.py). Anything cyclic left behind is collected once it is back on.
-    """
-
-    @functools.wraps(function)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        if not gc.isenabled():  # nested, or the host turned it off: leave it as it is
-            return function(*args, **kwargs)
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return cast(_F, paused)
-
-
 @functools.lru_cache(maxsize=1)
 def settle_imports() -> None:
     """Once per process, when a front that lints many files first loads the engine (flake8's
@@ -147,52 +65,6 @@ def settle_imports() -> None:
     their reference counts; only a cycle alive now and dropped later would stay."""
     gc.collect()  # nothing cyclic that is already garbage is kept
     gc.freeze()
-
-
-_UNVALIDATED_LOCK = threading.Lock()
-_unvalidated_parses = 0
-_VALIDATING_POST_INIT = CSTNode.__post_init__
-
-
-def _skip_validation(node: CSTNode) -> None:
-    """Nodes the parser builds are valid by construction."""
-
-
-@contextmanager
-def _parser_nodes_unvalidated() -> Iterator[None]:
-    """Build the parser's nodes without libcst's per-node ``_validate``: a quarter of the parse.
-
-    libcst validates every node in ``__post_init__`` (its own comment there calls this work
-    wasted on parsing); the checks guard hand-built trees against mistakes, and a tree the
-    parser accepted has none. Counted, so that parses overlapping in the language server's
-    threads restore validation only when the last one ends.
-    """
-    global _unvalidated_parses
-    with _UNVALIDATED_LOCK:
-        _unvalidated_parses += 1
-        CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        with _UNVALIDATED_LOCK:
-            _unvalidated_parses -= 1
-            if not _unvalidated_parses:
-                CSTNode.__post_init__ = _VALIDATING_POST_INIT  # type: ignore[method-assign,assignment]
-
-
-@without_cyclic_gc
-def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
-    """libcst's tree of ``source``; :class:`AnalysisError` (one line) when there is none."""
-    _refuse_deep_nesting(source, tree)
-    try:
-        with _parser_nodes_unvalidated():
-            return cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        raise AnalysisError(f"libcst cannot parse this file: {str(error).splitlines()[0]}") from error
-    except RecursionError as error:
-        raise AnalysisError("the file is nested too deeply to parse") from error
-    except Exception as error:
-        raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
 
 
 def project_of(place: Place | None, source: str | None) -> ProjectView | None:

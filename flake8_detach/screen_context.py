@@ -7,7 +7,26 @@ both use it without importing each other.
 from __future__ import annotations
 
 import ast
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+# The fields that hold statements (or the handlers and cases that hold them), in `ast` order.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """The statements of the tree (and its `except` handlers and `case`s) in `ast.walk`'s
+    order, never entering an expression: imports are statements, and a file's expression
+    nodes outnumber its statements tenfold."""
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                queue.extend(item for item in value if isinstance(item, ast.AST))
 
 
 @dataclass
@@ -23,7 +42,7 @@ class ScreenContext:
         if self._aliases is None:
             aliases: dict[str, str] = {}
             modules: set[str] = set()
-            for node in ast.walk(self.tree):
+            for node in statements(self.tree):
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         if alias.asname:

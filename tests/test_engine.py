@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from flake8_detach import Settings, analyze, check_source
-from flake8_detach.engine import AnalysisError, nesting_depth
+from flake8_detach.engine import AnalysisError
+from flake8_detach.parsing import nesting_depth
 
 
 def codes(source: str, settings: Settings = Settings()) -> list[tuple[int, int, str]]:
@@ -185,7 +186,7 @@ def test_parse_skips_validation_only_while_parsing() -> None:
     import libcst as cst
     from libcst._nodes.base import CSTNode
 
-    from flake8_detach.engine import _VALIDATING_POST_INIT, parse
+    from flake8_detach.parsing import _VALIDATING_POST_INIT, parse
 
     source = "import torch\n\ndef f(x):\n    return x.detach().cpu().numpy()  # noqa\n"
     assert parse(source).deep_equals(cst.parse_module(source))
@@ -200,7 +201,7 @@ def test_overlapping_parses_in_threads_restore_validation() -> None:
     import libcst as cst
     from libcst._nodes.base import CSTNode
 
-    from flake8_detach.engine import _VALIDATING_POST_INIT, parse
+    from flake8_detach.parsing import _VALIDATING_POST_INIT, parse
 
     sources = [f"import torch\nx{i} = torch.ones(3)\n" * 200 for i in range(16)]
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -239,3 +240,186 @@ def test_report_lines_gives_flake8_plain_values_and_leaves_no_cyclic_garbage() -
     gc.collect()
     assert report_lines(source, tree=ast.parse(source)) == expected
     assert gc.collect() == 0  # the analysis's reference cycles were collected before returning
+
+
+_EVERY_COMPOUND_STATEMENT = '''\
+import torch
+if TYPE_CHECKING: import numpy
+if a:
+    import x1
+elif b:
+    import x2
+else:
+    import x3
+for i in y:
+    import x4
+else:
+    import x5
+while c:
+    import x6
+else: import x7
+try:
+    import x8
+except ValueError:
+    import x9
+except (KeyError, OSError) as e: import x10
+else:
+    import x11
+finally:
+    import x12
+try:
+    import x13
+except* TypeError:
+    import x14
+with open(f) as g, h:
+    import x15
+async def f():
+    async with g:
+        import x16
+    async for j in k:
+        import x17
+@deco
+class C(Base):
+    import x18
+    def m(self): import x19
+match v:
+    case [1, *rest] if rest:
+        import x20
+    case {"k": w}:
+        import x21
+    case _: import x22
+'''
+
+
+def test_statement_walk_reads_the_same_statements_as_libcst_children() -> None:
+    """The import walk reads the statement fields directly; it must find what libcst's
+    `children` finds, in the same order, for every kind of compound statement."""
+    import libcst as cst
+
+    from flake8_detach.analysis import imports
+
+    def by_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+        found: list[cst.CSTNode] = []
+        for child in node.children:
+            if isinstance(child, cst.IndentedBlock):
+                found.extend(child.body)
+            elif isinstance(child, (cst.SimpleStatementSuite, *imports._BLOCK_PARTS)):
+                found.append(child)
+        return found
+
+    module = cst.parse_module(_EVERY_COMPOUND_STATEMENT)
+    compared, stack = 0, list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            continue
+        expected = by_children(node)
+        assert [id(child) for child in imports._statement_children(node)] == [id(child) for child in expected]
+        compared += 1
+        stack.extend(expected)
+    assert compared >= 25
+    lines = [line.body[0] for line in imports.iter_simple_statements(module.body)
+             if isinstance(line.body[0], cst.Import)]
+    assert [cst.Module([]).code_for_node(line.names[0].name) for line in lines] == [
+        "torch", "numpy", *(f"x{i}" for i in range(1, 23))]
+
+
+def test_exports_parse_unvalidated_and_restore_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project file's exports use the engine's parse: libcst's nodes built without `_validate`
+    (a quarter of the parse), validation back on as soon as it returns."""
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    from flake8_detach.analysis.exports import compute_exports
+    from flake8_detach.parsing import _VALIDATING_POST_INIT
+
+    validated: list[str] = []
+    original = cst.Name._validate
+
+    def counting(node: cst.Name) -> None:
+        validated.append(node.value)
+        original(node)
+
+    monkeypatch.setattr(cst.Name, "_validate", counting)
+    source = "import torch\nfrom torch import nn\n\ndef make():\n    return nn.Linear(2, 2)(torch.ones(2))\n"
+    exports = compute_exports(source, None)
+    assert exports["returns"]["make"][0] != 0
+    assert validated == []
+    assert CSTNode.__post_init__ is _VALIDATING_POST_INIT
+    cst.parse_module(source)  # libcst's own parse validates: the spy sees it
+    assert "make" in validated
+
+
+# The screen's text tests as first written (one alternation each): slow, since `re` cannot scan
+# for their first characters, and the reference the faster forms must agree with.
+_REFERENCE_LAYOUT_TEXT = (r"::\s*-\s*\d|[\[,][^\[\]:,\n]*:[^\[\]:,\n]*:\s*-\s*\d|(?:\b(?:np|numpy)\.|(?<![.\w]))"
+                          r"(?:flip(?:lr|ud)?|rot90)\s*\(|newbyteorder|[\"']>[a-zA-Z]")
+_REFERENCE_FLOAT64_TEXT = r"float64|double|DoubleTensor|\bnumpy\b"
+
+
+@pytest.mark.parametrize("code, reference", [("DET108", _REFERENCE_LAYOUT_TEXT), ("DET109", _REFERENCE_FLOAT64_TEXT)])
+def test_screen_text_tests_find_what_their_reference_pattern_finds(code: str, reference: str) -> None:
+    import random
+    import re
+    from pathlib import Path
+
+    from flake8_detach.catalog import SCREENS_BY_CODE
+
+    test = SCREENS_BY_CODE[code].required_text
+    assert test is not None
+    pattern = re.compile(reference)
+    samples = ["flip(", "np.flip(a)", "numpy.flip (a)", "x.flip(0)", "myflip(a)", "_flip(", "fliplr(a)",
+               "np.fliplr(", "rot90(", "np.rot90(", "a.rot90(", "xrot90(", "anp.flip(", "snumpy.flip(",
+               "(flip(", " flipud (", "\nflip(", "a[::-1]", "a[5:0:-2]", "a[:-1]", "a[1:2, ::- 3]", "'>f4'",
+               "x.newbyteorder()", "import numpy", "anumpy", "numpy_x", "xfloat64", "double", "Double"]
+    rnd = random.Random(23)
+    alphabet = list("fliprot90udnumpy.( _a:[],-1'\">\nxdbeD64")
+    samples += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 16))) for _ in range(30000)]
+    samples += [path.read_text(encoding="utf-8") for path in Path(__file__).parent.rglob("*.py")]
+    mismatched = [text for text in samples if bool(test.search(text)) != bool(pattern.search(text))]
+    assert mismatched == []
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the source holds `match` and `except*`")
+def test_screen_statement_walk_is_ast_walk_without_expressions() -> None:
+    """The screen reads imports from statements only; in `ast.walk`'s order, so that a name
+    imported twice resolves as before."""
+    from flake8_detach.screen_context import ScreenContext, statements
+
+    tree = ast.parse(_EVERY_COMPOUND_STATEMENT + "import numpy as x1\n")
+    kinds = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
+    expected = [id(node) for node in ast.walk(tree) if isinstance(node, kinds)]
+    assert [id(node) for node in statements(tree)] == expected
+    aliases = ScreenContext(tree).aliases
+    assert set(aliases) == {"torch", "numpy", *(f"x{i}" for i in range(1, 23))}
+    assert aliases["x1"] == "x1"  # the nested import comes later in `ast.walk`'s order
+
+
+_STRING_LITERALS = [
+    '"cuda"', "'cpu'", '""', "''", '""""""', "''''''", '"""a "quoted" word"""', "'''it's'''", '"\'\'\'"',
+    'r"\\d+"', 'R"\\n"', 'u"x"', 'U"x"', 'b"bytes"', 'rb"\\x"', 'Br"x"', '"tab\\there"', '"\\u00e9"',
+    '"""two\r\nlines"""', '"""two\nlines"""', "'>f4'", '"\\N{DEGREE SIGN}"', '"bad \\z escape"',
+]
+
+
+@pytest.mark.parametrize("literal", _STRING_LITERALS)
+def test_string_value_is_libcsts_evaluated_value(literal: str) -> None:
+    """The fast string value agrees with libcst's (which compiles each string), errors included."""
+    import warnings
+
+    import libcst as cst
+
+    from flake8_detach.analysis.syntax import string_value
+
+    node = cst.parse_expression(literal)
+    assert isinstance(node, cst.SimpleString)
+
+    def outcome(read: object) -> tuple[str, object]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ("value", read())  # type: ignore[operator]
+        except Exception as error:  # noqa: BLE001 - the same failure is part of the contract
+            return ("error", type(error))
+
+    assert outcome(lambda: string_value(node)) == outcome(lambda: node.evaluated_value)

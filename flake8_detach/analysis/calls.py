@@ -18,7 +18,7 @@ from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import dotted, keyword_is_false
+from .syntax import dotted, keyword_is_false, string_value
 from .syntax import receiver_name as syntax_receiver_name
 from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all, passed_by
 
@@ -739,7 +739,7 @@ def _rot90_k(node: cst.Call) -> str | None:
 def _string_argument(node: cst.Call) -> str | None:
     """The first argument when it is a plain string literal (`">"`), else None."""
     if node.args and isinstance(node.args[0].value, cst.SimpleString):
-        text = node.args[0].value.evaluated_value
+        text = string_value(node.args[0].value)
         return text if isinstance(text, str) else None
     return None
 
@@ -795,6 +795,6 @@ def _array_method_dtype(array: Value, method: str, positional: list[Value], keyw
 def _string(node: cst.BaseExpression | None) -> str | None:
     """The text of a plain string literal, None for anything else."""
     if isinstance(node, cst.SimpleString) and node.prefix.lower() in ("", "u"):
-        value = node.evaluated_value
+        value = string_value(node)
         return value if isinstance(value, str) else None
     return None

@@ -51,6 +51,7 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     its calls pass to other project files' functions (for their analysis: `outgoing`)."""
     import libcst as cst
 
+    from ..parsing import parse_unvalidated
     from .imports import ImportTable
     from .interpreter import Interpreter
 
@@ -58,7 +59,7 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     if not TORCH_IMPORT.search(source):  # what the import table would find, without libcst's parse
         return empty
     try:
-        module = cst.parse_module(source)
+        module = parse_unvalidated(source)
         imports = ImportTable.from_module(module)
         if not imports.imports_torch:
             return empty

@@ -20,7 +20,7 @@ from . import semantics as sem
 from .exports import ForeignClass
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, descendants, is_property
+from .syntax import all_params, descendants, is_property, string_value
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def constant_key(node: cst.BaseExpression) -> str | None:
     """`"loss"`, `3`: a dict key or index the file spells (its text), None for anything computed."""
     if isinstance(node, cst.SimpleString):
         try:
-            return repr(node.evaluated_value)
+            return repr(string_value(node))
         except Exception:  # noqa: BLE001 - odd escapes: not a key we can compare
             return None
     return _literal_int(node)
@@ -275,7 +275,7 @@ class ExpressionEvaluator:
 
     def _eval_string(self, node: cst.SimpleString, env: Env) -> Value:
         try:
-            text = node.evaluated_value
+            text = string_value(node)
         except Exception:  # noqa: BLE001 - odd escapes: not a device string
             return EMPTY
         if not isinstance(text, str):

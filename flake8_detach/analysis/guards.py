@@ -18,7 +18,7 @@ import libcst as cst
 from . import semantics as sem
 from .dtypes import DTYPE_NAMES
 from .imports import ImportTable
-from .syntax import dotted, literal_bool
+from .syntax import dotted, literal_bool, string_value
 from .values import DTYPES, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
@@ -318,7 +318,7 @@ def device_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
         device = _tensor_device_type(left)
         if device is None or not isinstance(target.comparator, cst.SimpleString):
             return None, False
-        text = target.comparator.evaluated_value
+        text = string_value(target.comparator)
         equal = isinstance(target.operator, cst.Equal)
         if not equal and not isinstance(target.operator, cst.NotEqual):
             return None, False

@@ -23,17 +23,29 @@ Scope = Union[cst.FunctionDef, cst.ClassDef]
 _BLOCK_PARTS = (cst.BaseStatement, cst.ExceptHandler, cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase)
 
 
+# The fields of a compound statement (or of its `else`, handler or `case` part) that hold
+# statements, in document order: For's body before its `else`, Try's handlers before `finally`.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
 def _statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The statements (and handler, `else`, `case` parts) directly inside a compound statement.
 
     A one-line body (`if c: import torch`) is a SimpleStatementSuite: it is a statement of its own.
+    Reads the fields that hold statements: libcst's `children` would rebuild every child,
+    expressions and whitespace included, for each compound statement of the file.
     """
     children: list[cst.CSTNode] = []
-    for child in node.children:
-        if isinstance(child, cst.IndentedBlock):
-            children.extend(child.body)
-        elif isinstance(child, (cst.SimpleStatementSuite, *_BLOCK_PARTS)):
-            children.append(child)
+    for name in _STATEMENT_FIELDS:
+        value = getattr(node, name, None)
+        if value is None:
+            continue
+        if isinstance(value, cst.IndentedBlock):
+            children.extend(value.body)
+        elif isinstance(value, (cst.SimpleStatementSuite, *_BLOCK_PARTS)):
+            children.append(value)
+        elif isinstance(value, (tuple, list)):
+            children.extend(item for item in value if isinstance(item, (cst.SimpleStatementSuite, *_BLOCK_PARTS)))
     return children
 
 

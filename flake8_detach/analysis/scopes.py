@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .syntax import is_static
-from .values import EMPTY, Value, merge_all
+from .values import EMPTY, Value
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -172,5 +172,14 @@ class Env:
 
     def join(self, *branches: dict[str, Value]) -> None:
         """Make this scope the union of the states the branches ended in."""
-        names = set().union(*branches)
-        self.vars = {n: merge_all([b.get(n, EMPTY) for b in branches]) for n in names}
+        # As `merge_all` over the branches in order, name by name, but a name that a branch left
+        # as it found it (the same object) costs no merge: most names in most joins.
+        joined: dict[str, Value] = {}
+        for branch in branches:
+            for name, value in branch.items():
+                old = joined.get(name)
+                if old is None:
+                    joined[name] = EMPTY.merge(value)
+                elif old is not value:
+                    joined[name] = old.merge(value)
+        self.vars = joined

@@ -16,6 +16,22 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
     return out
 
 
+def string_value(node: cst.SimpleString) -> str | bytes:
+    """The value of a string literal, as libcst's ``evaluated_value`` gives it (and raises).
+
+    That property runs ``ast.literal_eval``, which compiles the text and leaves a reference cycle
+    behind, for every string of the file; a string with no escapes to decode is its own text.
+    """
+    text = node.value
+    quote = text[-1]
+    start = text.index(quote)
+    prefix = text[:start].lower()
+    if prefix in ("", "r", "u") and (prefix == "r" or "\\" not in text) and "\r" not in text:
+        width = 3 if text[start:start + 3] == quote * 3 and len(text) - start >= 6 else 1
+        return text[start + width:len(text) - width]
+    return node.evaluated_value
+
+
 def dotted(node: cst.BaseExpression, through_calls: bool = True) -> str | None:
     """`a.b.c` as written, or None. A call stands for its function; with ``through_calls`` False
     only names and attributes count (`self.fc.weight`, not `make().weight`)."""

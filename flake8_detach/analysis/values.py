@@ -164,9 +164,12 @@ class Value:
         return self.with_flags(remove=Flag.DEVICE)
 
     def merge(self, other: Value) -> Value:
-        if other is self or other == EMPTY and other.elem is None:
+        # `other == EMPTY and other.elem is None`, without the dataclass's generated `__eq__`
+        # (a million calls on a large project): nothing on either side adds anything.
+        if other is self or (not other.flags and other.elem is None and other.items is None and not other.objs
+                             and other.device_if is None):
             return self
-        if self == EMPTY and self.elem is None:
+        if not self.flags and self.elem is None and self.items is None and not self.objs and self.device_if is None:
             return other
         items = None
         if self.items is not None and other.items is not None and len(self.items) == len(other.items):
