@@ -33,6 +33,7 @@ FLAGGED = {
     "np_transpose": "torch.from_numpy(np.transpose(a[::-1]))",
     "asarray_keeps": "torch.from_numpy(np.asarray(a[::-1]))",
     "row_of_flip": "torch.from_numpy(a[:, ::-1][0])",
+    "flip_of_positive_step": "torch.from_numpy(np.flip(a[::2]))",
     "name": "b = a[::-1]\ntorch.from_numpy(b)",
     "unknown_base_from_numpy": "def f(img):\n    return torch.from_numpy(img[:, ::-1])\n",
     "big_endian_fromfile": "torch.from_numpy(np.fromfile('x', dtype='>f4'))",
@@ -66,6 +67,11 @@ CLEAN = {
     "big_byteswap_view": "b = np.fromfile('x', dtype='>f4')\ntorch.from_numpy(b.byteswap().view(b.dtype.newbyteorder()))",
     "big_arithmetic": "torch.from_numpy(np.fromfile('x', dtype='>f4') * 2)",
     "variable_step": "s = -1\ntorch.from_numpy(a[::s])",
+    # Reversed twice: the array is itself again (a fifth review's false positive). Which axes a
+    # reversal touches is not tracked, so a second one is no evidence either way.
+    "flip_of_reversed": "torch.tensor(np.flip(np.arange(5)[::-1]))",
+    "reversed_twice": "torch.from_numpy(a[::-1][::-1])",
+    "fliplr_of_fliplr": "torch.from_numpy(np.fliplr(np.fliplr(a)))",
 }
 
 
@@ -147,3 +153,17 @@ def test_verify_claims_the_value_error_on_every_device() -> None:
     fixture = Fixture(path=__import__("pathlib").Path("f.py"), source="", claims={3: ("DET108",)}, reads_device=True,
                       kinds={3: kinds})
     assert skip_reason(fixture, DeviceLeg("meta", META_LABEL)) is None
+
+
+@pytest.mark.parametrize("name, flagged", [("flip_of_reversed", False), ("reversed_twice", False),
+                                           ("fliplr_of_fliplr", False), ("flip_of_positive_step", True),
+                                           ("slice", True), ("flip", True)])
+def test_reversals_run_as_claimed(name: str, flagged: bool) -> None:
+    """The cases about reversals, run: flagged ones raise torch's ValueError, the others run."""
+    pytest.importorskip("torch")
+    source = HEADER + (FLAGGED if flagged else CLEAN)[name] + "\n"
+    if flagged:
+        with pytest.raises(ValueError, match="negative"):
+            exec(compile(source, name, "exec"), {})  # noqa: S102 - the claim is about run time
+    else:
+        exec(compile(source, name, "exec"), {})  # noqa: S102

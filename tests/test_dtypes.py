@@ -48,6 +48,13 @@ DTYPE_CASES = [
     ("probe = torch.arange(5)", INT),
     ("probe = torch.arange(0.0, 1.0, 0.1)", F32),
     ("x = torch.ones(3)\nprobe = x.bfloat16()", BF16),
+    # `view(dtype)` reads the same bytes as another dtype; `view(shape)` keeps it (a fifth review's
+    # false positive: `t.view(torch.int16).numpy()` of a bfloat16 tensor runs).
+    ("x = torch.ones(4).bfloat16()\nprobe = x.view(torch.int16)", INT),
+    ("x = torch.ones(4).bfloat16()\nprobe = x.view(dtype=torch.int16)", INT),
+    ("x = torch.ones(4).bfloat16()\nprobe = x.view(-1)", BF16),
+    ("x = torch.ones(4).bfloat16()\nprobe = x.view(2, 2)", BF16),
+    ("probe = np.zeros(4, dtype=np.float32).view(np.int32)", INT),
     ("x = torch.ones(3)\nprobe = x.to(torch.bfloat16)", BF16),
     ("x = torch.ones(3)\nprobe = x.to(dtype=torch.bfloat16)", BF16),
     ("x = torch.ones(3)\nprobe = x.to('cpu', torch.float64)", F64),
@@ -252,3 +259,32 @@ def test_a_dtype_test_narrows_what_the_tensor_may_be(case: str) -> None:
             convert(True, torch.float32)  # type: ignore[operator]
     else:
         convert(True, torch.float32)  # type: ignore[operator]
+
+
+_VIEW_PROGRAMS = {
+    # name: (program, flagged, the error it raises when flagged)
+    "view_as_int16": ("t = torch.randn(4).bfloat16()\nt.view(torch.int16).numpy()\n", False),
+    "view_as_int16_then_numpy_view": (
+        "t = torch.randn(4).bfloat16()\nt.view(torch.int16).numpy().view(np.uint16).tobytes()\n", False),
+    "view_shape_keeps_bfloat16": ("t = torch.randn(4).bfloat16()\nt.view(-1).numpy()\n", True),
+    "view_as_float16": ("t = torch.randn(4).bfloat16()\nt.view(torch.float16).numpy()\n", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_VIEW_PROGRAMS))
+def test_view_with_a_dtype_reinterprets_the_bytes(case: str) -> None:
+    """Flagged iff the program raises the bfloat16 TypeError on torch."""
+    import ast
+
+    from flake8_detach.engine import check_source
+
+    pytest.importorskip("torch")
+    body, flagged = _VIEW_PROGRAMS[case]
+    source = "import numpy as np\nimport torch\n" + body
+    found = [d.code for d in check_source(source, tree=ast.parse(source))]
+    assert found == (["DET107"] if flagged else []), case
+    if flagged:
+        with pytest.raises(TypeError, match="BFloat16"):
+            exec(compile(source, case, "exec"), {})  # noqa: S102 - the claim is about run time
+    else:
+        exec(compile(source, case, "exec"), {})  # noqa: S102

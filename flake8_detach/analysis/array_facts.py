@@ -94,6 +94,16 @@ def layout_of(value: Value) -> int:
     return value.flags & ARRAY_LAYOUT
 
 
+def reversed_layout(layout: int) -> int:
+    """The layout of a view that reverses an axis (`a[::-1]`, `np.flip(a)`): a negative stride,
+    unless the array may have one already. Then the reversal may undo it (`np.flip(a[::-1])` and
+    `a[::-1][::-1]` are `a` again, checked on NumPy 2) and which axes are reversed is not
+    tracked: no evidence either way, precision first."""
+    if layout & Flag.NEGATIVE_STRIDE:
+        return layout & ~Flag.NEGATIVE_STRIDE
+    return layout | Flag.NEGATIVE_STRIDE
+
+
 def array_with(layout: int) -> Value:
     return Value(Flag.NDARRAY | layout)
 
@@ -143,7 +153,7 @@ def numpy_result(name: str, positional: list[Value], keywords: dict[str, Value],
         return Value(Flag.NON_NATIVE_DTYPE) if first.has(Flag.NON_NATIVE_DTYPE) else EMPTY
     if name in NUMPY_FLIPS:
         flips = name != "rot90" or rot90_flips(rot90_k)
-        return array_with(layout_of(first) | (Flag.NEGATIVE_STRIDE if flips else Flag.NONE))
+        return array_with(reversed_layout(layout_of(first)) if flips else layout_of(first))
     if name in NUMPY_VIEWS:
         if dtype is not None:  # `np.asarray(a, dtype=np.float32)` converts: a fresh array
             return array_with(byte_order_of(dtype, first))

@@ -624,6 +624,8 @@ class CallEvaluator:
             return dt.dtype_named(keywords["dtype"])
         if method == "type":
             return dt.dtype_named(positional[0]) if positional else 0
+        if method == "view" and positional and dt.dtype_named(positional[0]):
+            return dt.dtype_named(positional[0])  # `t.view(torch.int16)`: the same bytes read as int16
         if method == "type_as":
             return positional[0].dtype if positional else 0
         if method in dt.MATMUL_FUNCTIONS and positional and isinstance(node.func, cst.Attribute):
@@ -787,6 +789,8 @@ def _array_method_dtype(array: Value, method: str, positional: list[Value], keyw
     if method == "astype":
         target = positional[0] if positional else keywords.get("dtype", EMPTY)
         return dt.dtype_named(target)
+    if method == "view" and (positional or "dtype" in keywords):
+        return dt.dtype_named(positional[0] if positional else keywords["dtype"])  # `a.view(np.uint16)`
     if method in dt.NDARRAY_DTYPE_KEEPING:
         return array.dtype
     return 0

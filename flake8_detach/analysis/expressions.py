@@ -65,7 +65,9 @@ def _array_view(node: cst.Subscript, base: Value) -> Value | None:
             negative = negative or array_facts.is_negative_step(step)
         elif isinstance(part, cst.Index) and not _basic_index(part.value):
             return None
-    layout = array_facts.layout_of(base) | (Flag.NEGATIVE_STRIDE if negative else Flag.NONE)
+    layout = array_facts.layout_of(base)
+    if negative:
+        layout = array_facts.reversed_layout(layout)
     if base.has(Flag.NDARRAY):
         return array_facts.array_with(layout | (base.flags & DTYPES))  # a view keeps the dtype
     if not layout:
