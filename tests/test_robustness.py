@@ -84,6 +84,13 @@ CASES: dict[str, Case] = {
     "form_feed_and_tabs": Case(
         _text(HEADER + "\x0c\nif True:\n\tb = w.numpy()\n\x0c\n"), (5, 8), "finding", "finding", "fixed"
     ),
+    # libcst 1.9 loses a blank line before a last line of spaces (a notebook cell's tail): `fix`
+    # parses the file without its blank tail and puts the tail back.
+    "blank_line_then_spaces_at_end": Case(_text(HEADER + FLAGGED + "\n "), (3, 7), "finding", "finding", "fixed"),
+    "blank_lines_and_tabs_at_end": Case(_text(HEADER + FLAGGED + "\n\n\t \n  \n "), (3, 7), "finding", "finding", "fixed"),
+    "blank_tail_after_backslash_comment": Case(
+        _text(HEADER + FLAGGED + "# see \\\n\n  "), (3, 7), "finding", "finding", "fixed"
+    ),
     # ... and libcst drops a form feed that starts a statement line.
     "form_feed_before_statement": Case(_text(HEADER + "\x0cs = 1\n" + FLAGGED), (4, 7), "finding", "finding", "error"),
     # CPython refuses more than 200 nested brackets; libcst parses them.

@@ -98,13 +98,13 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
         from ..engine import parse
         from .passes import fix_module
 
-        module, closing = _printable_module(source, parse)
+        module, added, tail = _printable_module(source, parse)
         outcome = fix_module(module, settings, unsafe=unsafe)
         fixed = outcome.module.code
-        if closing:  # the line added to make the module printable goes again
-            if not fixed.endswith(closing):
+        if added:  # the text added to make the module printable goes again, the blank tail comes back
+            if not fixed.endswith(added):
                 raise AnalysisError("a fix changed the end of the file, which libcst cannot print as it was")
-            fixed = fixed[:-len(closing)]
+            fixed = fixed[:-len(added)] + tail
     except AnalysisError as error:
         return FixResult(source, original=source, error=str(error))
     except RecursionError:
@@ -118,21 +118,28 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
 # A comment line after the last one: libcst 1.9 drops the final newline after a comment that
 # ends in a backslash, and a final lone CR; with a line after them it prints the file as it is.
 _CLOSING_LINE = "#\n"
+# What Python reads as blank: a file's tail of these holds no code.
+_BLANK = " \t\f\v\r\n"
 
 
-def _printable_module(source: str, parse: Callable[[str], cst.Module]) -> tuple[cst.Module, str]:
-    """``source`` parsed so that its code prints back byte for byte, and the line added for that.
+def _printable_module(source: str, parse: Callable[[str], cst.Module]) -> tuple[cst.Module, str, str]:
+    """``source`` parsed so that its code prints back byte for byte: the module, the text added
+    at its end for that, and the blank tail of ``source`` left out for that.
 
-    The added line is a comment at the end: no rule sees it and no fix touches it, so it is cut
-    off the fixed text again. A form feed starting a statement is the one case left refused.
+    The added text is a newline and a comment: no rule sees it and no fix touches it, so it is
+    cut off the fixed text again and the tail put back. libcst 1.9 loses a blank line before a
+    last line of spaces (``"x = 1\\n\\n "`` prints as ``"x = 1\\n "``), hence the tail: the
+    file without it, which is the same code. A form feed starting a statement is the one case
+    left refused.
     """
-    module = parse(source)
-    if module.code == source:
-        return module, ""
-    closed = parse(source + _CLOSING_LINE)
-    if closed.code != source + _CLOSING_LINE:
-        raise AnalysisError("libcst cannot print this file back byte for byte (a form feed before a statement)")
-    return closed, _CLOSING_LINE
+    body = source.rstrip(_BLANK)
+    tail = source[len(body):]
+    for text, added, left_out in ((source, "", ""), (source + _CLOSING_LINE, _CLOSING_LINE, ""),
+                                  (body + "\n", "\n", tail), (body + "\n" + _CLOSING_LINE, "\n" + _CLOSING_LINE, tail)):
+        module = parse(text)
+        if module.code == text:
+            return module, added, left_out
+    raise AnalysisError("libcst cannot print this file back byte for byte (a form feed before a statement)")
 
 
 def _libcst_reads(source: str) -> bool:
