@@ -36,6 +36,11 @@ FLAGGED = {
     "flip_of_positive_step": "torch.from_numpy(np.flip(a[::2]))",
     "name": "b = a[::-1]\ntorch.from_numpy(b)",
     "unknown_base_from_numpy": "def f(img):\n    return torch.from_numpy(img[:, ::-1])\n",
+    # A sixth review's near miss (an image transform): `.transpose` of a reversed parameter is an
+    # ndarray's (a tensor refuses the negative step, a list has no `.transpose`).
+    "transpose_of_reversed_parameter": ("def f(img):\n    img = img[..., ::-1]\n"
+                                        "    return torch.from_numpy(img.transpose((2, 0, 1)))\n"),
+    "tensor_of_transposed_reversed_parameter": "def f(img):\n    return torch.tensor(img[..., ::-1].transpose(2, 0, 1))\n",
     "big_endian_fromfile": "torch.from_numpy(np.fromfile('x', dtype='>f4'))",
     "big_endian_positional": "torch.from_numpy(np.frombuffer(b'0000', '>f4'))",
     "big_endian_dtype_object": "torch.tensor(np.zeros(2, dtype=np.dtype('>f8')))",
@@ -59,6 +64,9 @@ CLEAN = {
     "rot90_unknown_k": "k = 3\ntorch.from_numpy(np.rot90(a, k))",
     "list_reversed": "xs = [1, 2, 3]\ntorch.tensor(xs[::-1])",
     "unknown_reversed_tensor": "def f(xs):\n    return torch.tensor(xs[::-1])\n",
+    "transpose_of_reversed_parameter_copied": (
+        "def f(img):\n    return torch.from_numpy(img[..., ::-1].transpose((2, 0, 1)).copy())\n"),
+    "list_reversed_copied": "def f(xs):\n    return torch.tensor(xs[::-1].copy())\n",
     "string_reversed": "torch.tensor([ord(c) for c in 'abc'[::-1]])",
     "torch_flip": "torch.flip(torch.arange(3), [0])",
     "one_byte_big": "torch.from_numpy(np.zeros(3, dtype='>u1'))",
@@ -167,3 +175,20 @@ def test_reversals_run_as_claimed(name: str, flagged: bool) -> None:
             exec(compile(source, name, "exec"), {})  # noqa: S102 - the claim is about run time
     else:
         exec(compile(source, name, "exec"), {})  # noqa: S102
+
+
+@pytest.mark.parametrize("name, flagged", [("transpose_of_reversed_parameter", True),
+                                           ("tensor_of_transposed_reversed_parameter", True),
+                                           ("transpose_of_reversed_parameter_copied", False)])
+def test_transposed_reversed_parameter_runs_as_claimed(name: str, flagged: bool) -> None:
+    """Called with an image array, as the transform is: flagged ones raise, the copy runs."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("torch")
+    namespace: dict[str, object] = {}
+    exec(compile(HEADER + (FLAGGED if flagged else CLEAN)[name], name, "exec"), namespace)  # noqa: S102
+    image = np.zeros((4, 5, 3), dtype=np.uint8)
+    if flagged:
+        with pytest.raises(ValueError, match="negative"):
+            namespace["f"](image)  # type: ignore[operator]
+    else:
+        assert tuple(namespace["f"](image).shape) == (3, 4, 5)  # type: ignore[operator,attr-defined]

@@ -20,7 +20,17 @@ from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, keyword_is_false, string_value
 from .syntax import receiver_name as syntax_receiver_name
-from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value, merge_all, passed_by
+from .values import (
+    ARRAY_LAYOUT,
+    DTYPES,
+    EMPTY,
+    GRAD_FLAGS,
+    TENSOR_FLOW,
+    Flag,
+    Value,
+    merge_all,
+    passed_by,
+)
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -507,7 +517,10 @@ class CallEvaluator:
                 stored = self.interp.heap.item_of(receiver.objs, key) if receiver.objs and key else None
                 return stored if stored is not None else receiver.element()
             return EMPTY
-        if receiver.has(Flag.NDARRAY) and not receiver.is_tensor_like:
+        if (receiver.has(Flag.NDARRAY) or receiver.flags & ARRAY_LAYOUT and method in array_facts.NDARRAY_VIEW_METHODS
+                ) and not receiver.is_tensor_like:
+            # `img[..., ::-1].transpose(2, 0, 1)` of a parameter: only an ndarray has both (a
+            # tensor refuses the negative step, a list has no `.transpose`), as `.T` in attribute_of.
             result = array_facts.ndarray_method(receiver, method, positional, keywords)
             if result.has(Flag.NDARRAY):  # the dtype lattice's bits beside the layout's
                 return result.with_flags(add=_array_method_dtype(receiver, method, positional, keywords))
