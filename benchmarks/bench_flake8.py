@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edit", type=Path, help="a file of the project to edit (then restore) for a last round")
     args = parser.parse_args(argv)
     corpus = [path.resolve() for path in args.corpus] or default_corpus()
+    if args.edit is not None and not args.edit.is_file():  # said now, not after the timed rounds
+        parser.error(f"--edit: {args.edit} is not a file (a path from the current folder)")
 
     with_python = Path(sys.executable)
     without_python = ensure_bare_venv(args.bare_venv)

@@ -103,6 +103,7 @@ class ExpressionEvaluator:
         self.facts = interp.facts
         self.imports = interp.imports
         self._grad_readers: dict[cst.FunctionDef, frozenset[str]] = {}  # names whose `.grad` a function reads
+        self._own_autograd_class: bool | None = None  # a class of the file has `data` and `grad` fields
         # libcst's node classes are final, so the exact type is the key. Kinds not listed have
         # their sub-expressions evaluated and give no evidence.
         self._evaluators: dict[type[cst.CSTNode], Callable[[Any, Env], Value]] = {
@@ -399,7 +400,11 @@ class ExpressionEvaluator:
         readers = self._grad_readers.get(scope)
         if readers is None:
             readers = self._grad_readers[scope] = _grad_readers(scope)
-        return name.value in readers
+        if name.value not in readers:
+            return False
+        if self._own_autograd_class is None:
+            self._own_autograd_class = _defines_data_and_grad(self.interp.module)
+        return not self._own_autograd_class
 
     def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
         attr = node.attr.value
@@ -505,3 +510,23 @@ def _grad_readers(scope: cst.FunctionDef) -> frozenset[str]:
     """The names whose `.grad` a function's body reads, nested functions and classes left out."""
     return frozenset(node.value.value for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
                      if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name))
+
+
+_DATA_AND_GRAD = frozenset({"data", "grad"})
+
+
+def _defines_data_and_grad(module: cst.Module) -> bool:
+    """Whether a class of the file sets both `self.data` and `self.grad`: its own autograd value
+    (micrograd's `Value`, a teaching notebook's), whose `.data` is a number. Then reading `.grad`
+    tells nothing about what an object is."""
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        fields = {target.attr.value for node in descendants(statement.body)
+                  if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign))
+                  and isinstance(target := node.target, cst.Attribute) and isinstance(target.value, cst.Name)
+                  and target.value.value == "self"}
+        if _DATA_AND_GRAD <= fields:
+            return True
+    return False
+
