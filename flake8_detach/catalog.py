@@ -108,6 +108,12 @@ def _float64_source(node: ast.Attribute, context: ScreenContext) -> bool:
     return node.attr in _FLOAT64_SPELLED or context.imports("numpy")
 
 
+def _loads_numpy_batches(context: ScreenContext) -> bool:
+    """`from torch.utils.data import DataLoader` in a file that imports NumPy: a dataset's
+    float64 arrays become float64 batches with no torch call in the text."""
+    return context.imports("numpy") and any(qualified in sem.DATA_LOADERS for qualified in context.aliases.values())
+
+
 _CONVERTING_ATTRIBUTES = frozenset(
     {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
     | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
@@ -152,8 +158,8 @@ SCREENS: tuple[RuleScreen, ...] = (
                required_text=AnyOf(array_facts.LAYOUT_HAZARD_TEXTS)),
     # A float64 tensor needs float64 spelled out or NumPy's float64 defaults: `torch.tensor(...)` alone
     # (in most torch files) must not send a file to libcst where no tree is at hand (`check`).
-    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY, attribute=_float64_source,
-               required_text=_FLOAT64_TEXT),
+    RuleScreen("DET109", _FLOAT64_SPELLED | _FLOAT64_FROM_NUMPY | {"DataLoader"}, attribute=_float64_source,
+               imports=_loads_numpy_batches, required_text=_FLOAT64_TEXT),
     # DET101's caller-dependent form: the same `.numpy()` calls.
     RuleScreen("DET111", frozenset({"numpy"})),
 )

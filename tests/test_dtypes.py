@@ -288,3 +288,72 @@ def test_view_with_a_dtype_reinterprets_the_bytes(case: str) -> None:
             exec(compile(source, case, "exec"), {})  # noqa: S102 - the claim is about run time
     else:
         exec(compile(source, case, "exec"), {})  # noqa: S102
+
+
+_LOADER_HEADER = """\
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+model = nn.Linear(3, 1)
+features = np.random.rand(16, 3)
+targets = np.random.rand(16)
+"""
+_TABULAR = """\
+class Tabular(Dataset):
+    def __init__(self, x, y):
+        self.x = x{cast}
+        self.y = y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, index):
+        return self.x[index], self.y[index]
+
+
+"""
+_LOADER_PROGRAMS = {
+    # name: (program after the header, flagged): flagged ones raise the float64 RuntimeError.
+    "dataset_of_float64_arrays": (_TABULAR.format(cast="") + "for xb, yb in DataLoader(Tabular(features, targets), batch_size=4):\n    model(xb)\n", True),
+    "dataset_cast_to_float32": (_TABULAR.format(cast=".astype(np.float32)")
+                                + "for xb, yb in DataLoader(Tabular(features, targets), batch_size=4):\n    model(xb)\n", False),
+    "loader_in_a_name": (_TABULAR.format(cast="")
+                         + "loader = DataLoader(Tabular(features, targets), batch_size=4, shuffle=True)\n"
+                         + "for xb, yb in loader:\n    model(xb)\n", True),
+    "batch_converted": (_TABULAR.format(cast="") + "for xb, yb in DataLoader(Tabular(features, targets)):\n    model(xb.float())\n", False),
+    "tensor_dataset_float64": (("data = TensorDataset(torch.from_numpy(features), torch.from_numpy(targets))\n"
+                               "for xb, yb in DataLoader(data, batch_size=4):\n    model(xb)\n"), True),
+    "tensor_dataset_float32": (("data = TensorDataset(torch.from_numpy(features).float(), torch.from_numpy(targets))\n"
+                               "for xb, yb in DataLoader(data, batch_size=4):\n    model(xb)\n"), False),
+    "list_of_pairs": (("pairs = [(features[i], targets[i]) for i in range(16)]\n"
+                      "for xb, yb in DataLoader(pairs, batch_size=4):\n    model(xb)\n"), True),
+    "own_collate": (_TABULAR.format(cast="") + "def collate(rows):\n"
+                    "    return torch.tensor(np.stack([r[0] for r in rows]), dtype=torch.float32), None\n"
+                    "for xb, yb in DataLoader(Tabular(features, targets), batch_size=4, collate_fn=collate):\n"
+                    "    model(xb)\n", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LOADER_PROGRAMS))
+def test_loader_batches_keep_the_dataset_dtype(case: str) -> None:
+    """`default_collate` keeps a float64 item's dtype, so a float64 dataset feeds float64 batches
+    to a float32 model (the most asked tabular-data crash). Each program runs: flagged iff it raises."""
+    import ast
+
+    from flake8_detach.catalog import SCREENS
+    from flake8_detach.engine import check_source
+    from flake8_detach.screening import has_candidates
+
+    pytest.importorskip("torch")
+    body, flagged = _LOADER_PROGRAMS[case]
+    source = _LOADER_HEADER + body
+    assert has_candidates(source, SCREENS, ast.parse(source))
+    found = [d.code for d in check_source(source, tree=ast.parse(source))]
+    assert found == (["DET109"] if flagged else []), case
+    if flagged:
+        with pytest.raises(RuntimeError, match="dtype"):
+            exec(compile(source, case, "exec"), {})  # noqa: S102 - the claim is about run time
+    else:
+        exec(compile(source, case, "exec"), {})  # noqa: S102

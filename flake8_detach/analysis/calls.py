@@ -182,6 +182,24 @@ class CallEvaluator:
         passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
         return Value(Flag.CONTAINER, elem=yielded.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed))
 
+    def _batch(self, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> Value:
+        """What iterating `DataLoader(dataset)` gives: tensors without grad, and with the default
+        `collate_fn` the dtype of the dataset's items (`__getitem__` of a class of this file, the
+        rows of a `TensorDataset`, the elements of a list), structure kept: a float64 array item
+        gives a float64 batch (torch 2.13's `default_collate`)."""
+        unknown = Value(Flag.TENSOR, origin="batch")
+        if "collate_fn" in keywords or len(positional) > 6:  # a collate function of its own (7th)
+            return unknown
+        dataset = positional[0] if positional else keywords.get("dataset", EMPTY)
+        item: Value | None = None
+        if dataset.has(Flag.INSTANCE) and isinstance(dataset.callee, ClassInfo):
+            getitem = dataset.callee.method("__getitem__")
+            if getitem is not None:
+                item = self.interp.call_function(getitem, node, [EMPTY], {})
+        elif dataset.has(Flag.CONTAINER) and not dataset.is_tensor_like:
+            item = dataset.element()
+        return unknown if item is None else _collated(item)
+
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
         """`Client(model)`: runs `__init__` with the arguments (its `self.x = ...` fill the class's
@@ -336,7 +354,10 @@ class CallEvaluator:
         if qualified == "itertools.chain":  # the elements of every iterable passed, in turn
             return Value(Flag.CONTAINER, elem=merge_all([value.element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
-            return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR, origin="batch"))
+            return Value(Flag.CONTAINER, elem=self._batch(node, positional, keywords))
+        if qualified in sem.TENSOR_DATASETS:  # its items: one row of each tensor, as a tuple
+            rows = tuple(Value(Flag.TENSOR | value.dtype) for value in positional)
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=rows, elem=merge_all(list(rows))))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
         if qualified.startswith(sem.MODEL_FACTORIES) or qualified in sem.MODEL_LOADERS or (
@@ -697,6 +718,17 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+def _collated(item: Value, depth: int = 0) -> Value:
+    """`default_collate` of items like `item`: a tuple or list of batches for a tuple, a tensor
+    with the item's dtype for an array or a tensor (NumPy scalars too), else a tensor of unknown
+    dtype. Only what the item shows: a batch never requires grad here, as before."""
+    if item.items is not None and depth < 4:
+        parts = tuple(_collated(part, depth + 1) for part in item.items)
+        return Value(Flag.CONTAINER, items=parts, elem=merge_all(list(parts)))
+    known = item.flags & (Flag.NDARRAY | TENSOR_FLOW) and not item.flags & Flag.CONTAINER
+    return Value(Flag.TENSOR | (item.dtype if known else 0), origin="batch")
 
 
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:

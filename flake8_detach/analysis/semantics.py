@@ -304,6 +304,8 @@ MODULE_ONLY_METHODS = frozenset(
 MODULE_LIKE_METHODS = frozenset({"train", "zero_grad", "state_dict", "load_state_dict"})
 # Iterating one of these yields batches: tensors that do not require grad (and live on the CPU).
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Datasets whose items are the tensors they were given, one row each (torch 2.13).
+TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 
 # Buffers of torch.nn's normalisation layers: tensors a module holds that never require grad.
 MODULE_BUFFERS = frozenset({"running_mean", "running_var", "num_batches_tracked"})
