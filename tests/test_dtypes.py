@@ -283,11 +283,16 @@ def test_view_with_a_dtype_reinterprets_the_bytes(case: str) -> None:
     source = "import numpy as np\nimport torch\n" + body
     found = [d.code for d in check_source(source, tree=ast.parse(source))]
     assert found == (["DET107"] if flagged else []), case
-    if flagged:
-        with pytest.raises(TypeError, match="BFloat16"):
-            exec(compile(source, case, "exec"), {})  # noqa: S102 - the claim is about run time
-    else:
-        exec(compile(source, case, "exec"), {})  # noqa: S102
+    _runs_as_claimed(source, case, TypeError("BFloat16") if flagged else None)
+
+
+def _runs_as_claimed(source: str, name: str, raised: Exception | None) -> None:
+    """Run a program: it raises `raised`'s type with its text in the message, or (None) it runs."""
+    if raised is None:
+        exec(compile(source, name, "exec"), {})  # noqa: S102 - the claim is about run time
+        return
+    with pytest.raises(type(raised), match=str(raised)):
+        exec(compile(source, name, "exec"), {})  # noqa: S102
 
 
 _LOADER_HEADER = """\
@@ -352,8 +357,4 @@ def test_loader_batches_keep_the_dataset_dtype(case: str) -> None:
     assert has_candidates(source, SCREENS, ast.parse(source))
     found = [d.code for d in check_source(source, tree=ast.parse(source))]
     assert found == (["DET109"] if flagged else []), case
-    if flagged:
-        with pytest.raises(RuntimeError, match="dtype"):
-            exec(compile(source, case, "exec"), {})  # noqa: S102 - the claim is about run time
-    else:
-        exec(compile(source, case, "exec"), {})  # noqa: S102
+    _runs_as_claimed(source, case, RuntimeError("dtype") if flagged else None)
