@@ -245,3 +245,49 @@ def test_a_file_that_imports_no_torch_exports_nothing_without_a_libcst_parse(mon
     assert compute_exports(helpers, None) == {"returns": {}, "fields": {}, "outgoing": {}}
     with pytest.raises(AssertionError, match="imports no torch"):
         compute_exports("import torch\n\n\ndef f(x):\n    return x\n", None)
+
+
+STORE = """
+    import torch
+
+
+    class Store:
+        def __init__(self):
+            self.items = []
+
+        def add(self, t):
+            self.items.append(t)
+
+        def last(self):
+            return self.items[-1]
+"""
+
+USE_STORE = """
+    import torch
+    from store import Store
+
+    box = Store()
+    box.add(torch.ones(2, requires_grad=True))
+    print(box.last().numpy())
+"""
+
+
+@pytest.mark.parametrize("store, main, flagged", [
+    (STORE, USE_STORE, True),
+    # The twin: what the file stores needs no grad.
+    (STORE, USE_STORE.replace("requires_grad=True", "requires_grad=False"), False),
+    # The store detaches what it keeps: its export returns no value of the callers'.
+    (STORE.replace("self.items.append(t)", "self.items.append(t.detach())"), USE_STORE, False),
+    # Another object of the class holds the grad tensor: this one gives back only its own.
+    (STORE, USE_STORE.replace("print(box.last()", "other = Store()\n    other.add(torch.ones(2))\n    print(other.last()"), False),
+])
+def test_an_object_of_another_files_class_gives_back_what_the_file_stored(
+        tmp_path: Path, store: str, main: str, flagged: bool) -> None:
+    """`box.add(t)` then `box.last()` (the conformance matrix's `other_file_method`): what the file
+    passed to the object comes back where the export's return came from its parameters. Each
+    program runs: flagged iff it raises."""
+    write(tmp_path, {"store.py": store, "main.py": main})
+    line = textwrap.dedent(main).lstrip("\n").count("\n")
+    assert codes(tmp_path, "main.py") == ([(line, "DET101")] if flagged else [])
+    result = run(tmp_path, "main.py")
+    assert (GRAD_ERROR in result.stderr) if flagged else result.returncode == 0, result.stderr

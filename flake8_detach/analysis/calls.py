@@ -101,7 +101,7 @@ class CallEvaluator:
                 if info is not None:
                     return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
             if isinstance(receiver.callee, (ClassInfo, ForeignClass)):
-                foreign = self._foreign_call(receiver.callee, method, node, positional, keywords)
+                foreign = self._foreign_call(receiver.callee, method, node, positional, keywords, receiver)
                 if foreign is not None:  # `buffer.sample()` of a class of another project file
                     return foreign
             if receiver.has(Flag.AXES) and method in sem.PLOTTING:
@@ -157,16 +157,30 @@ class CallEvaluator:
         return None
 
     def _foreign_call(self, owner: ClassInfo | ForeignClass, method: str, node: cst.Call,
-                      positional: list[Value], keywords: dict[str, Value]) -> Value | None:
+                      positional: list[Value], keywords: dict[str, Value], receiver: Value = EMPTY) -> Value | None:
         """A method (or a field holding a module) of a class of another project file, or of a
-        base class there: what that file's interpreter found it returns (analysis/exports.py)."""
+        base class there: what that file's interpreter found it returns (analysis/exports.py).
+
+        What it found came from parameters of unknown origin (`UNKNOWN_ARG`) comes from what this
+        call passes and, for an instance this file made, from what the file passed to any of its
+        methods: `box.add(t)` then `box.last()` gives `t` back (the export cannot say which
+        method stored what, so every value passed to the object is joined)."""
+        self._keep_passed(receiver, positional, keywords)
         returned = self.interp.foreign_member(owner, method, "returns")
         if returned is not None:
-            return self.interp.grad_mode_result(_with_arguments(returned, [*positional, *keywords.values()]))
+            stored = self.interp.heap.elements_of(receiver.objs) if receiver.objs else EMPTY
+            return self.interp.grad_mode_result(_with_arguments(returned, [*positional, *keywords.values(), stored]))
         field = self.interp.foreign_member(owner, method, "fields")
         if field is not None:
             return self.interp.grad_mode_result(self._call_value(field, positional, keywords, method, node))
         return None
+
+    def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """The tensors passed to an instance of another file's class, kept in its heap object."""
+        if instance.objs and isinstance(instance.callee, ForeignClass):
+            passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
+            if passed.flags:
+                self.interp.heap.add_element(instance.objs, passed)
 
     def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
@@ -374,7 +388,11 @@ class CallEvaluator:
             return Value(Flag.MODULE, callee=ForeignClass(qualified) if project.values else None)
         if project is not None and project.values:
             if project.is_class(qualified):
-                return Value(Flag.NONE, callee=ForeignClass(qualified))  # an instance: its methods' values are known
+                # An instance: its methods' values are known, and a heap object (this call's) keeps
+                # what this file passes to it, for the methods that hand it back (`_foreign_call`).
+                instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified)))
+                self._keep_passed(instance, positional, keywords)
+                return instance
             returned = project.returns_of(qualified)
             if returned is not None:  # a function of another project file
                 return _with_arguments(returned, [*positional, *keywords.values()])
