@@ -334,6 +334,12 @@ _LOADER_PROGRAMS = {
                                "for xb, yb in DataLoader(data, batch_size=4):\n    model(xb)\n"), False),
     "list_of_pairs": (("pairs = [(features[i], targets[i]) for i in range(16)]\n"
                       "for xb, yb in DataLoader(pairs, batch_size=4):\n    model(xb)\n"), True),
+    "dict_items": (_TABULAR.format(cast="").replace("return self.x[index], self.y[index]",
+                                                     'return {"x": self.x[index], "y": self.y[index]}')
+                   + "for batch in DataLoader(Tabular(features, targets), batch_size=4):\n    model(batch['x'])\n", True),
+    "dict_items_cast": (_TABULAR.format(cast=".astype(np.float32)").replace("return self.x[index], self.y[index]",
+                                                                            'return {"x": self.x[index], "y": self.y[index]}')
+                        + "for batch in DataLoader(Tabular(features, targets), batch_size=4):\n    model(batch['x'])\n", False),
     "own_collate": (_TABULAR.format(cast="") + "def collate(rows):\n"
                     "    return torch.tensor(np.stack([r[0] for r in rows]), dtype=torch.float32), None\n"
                     "for xb, yb in DataLoader(Tabular(features, targets), batch_size=4, collate_fn=collate):\n"

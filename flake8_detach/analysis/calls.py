@@ -212,7 +212,34 @@ class CallEvaluator:
                 item = self.interp.call_function(getitem, node, [EMPTY], {})
         elif dataset.has(Flag.CONTAINER) and not dataset.is_tensor_like:
             item = dataset.element()
-        return unknown if item is None else _collated(item)
+        return unknown if item is None else self._collated(item, node)
+
+    def _collated(self, item: Value, node: cst.Call, depth: int = 0) -> Value:
+        """`default_collate` of items like `item`: a tuple of batches for a tuple, a dict of
+        batches (a heap object of the loader's call) for a dict with constant keys, a tensor with
+        the item's dtype for an array or a tensor (NumPy scalars too), else a tensor of unknown
+        dtype. Only what the item shows: a batch never requires grad here, as before."""
+        if item.items is not None and depth < 4:
+            parts = tuple(self._collated(part, node, depth + 1) for part in item.items)
+            return Value(Flag.CONTAINER, items=parts, elem=merge_all(list(parts)))
+        fields = self._dict_items(item) if depth == 0 else None
+        if fields:
+            batches = {key: self._collated(value, node, depth + 1) for key, value in fields.items()}
+            return self.interp.heap.allocate(node, Value(Flag.CONTAINER, elem=merge_all(list(batches.values()))),
+                                             batches)
+        known = item.flags & (Flag.NDARRAY | TENSOR_FLOW) and not item.flags & Flag.CONTAINER
+        return Value(Flag.TENSOR | (item.dtype if known else 0), origin="batch")
+
+    def _dict_items(self, item: Value) -> dict[str, Value] | None:
+        """The constant keys every dict `item` may be has, with what each holds; None for anything
+        but dicts of this file (a dict display's heap objects)."""
+        heap = self.interp.heap
+        objects = [heap.objects.get(site) for site in item.objs]
+        if not objects or any(obj is None or not obj.is_dict for obj in objects):
+            return None
+        common = set.intersection(*(set(obj.keys) for obj in objects if obj is not None))
+        found = {key: heap.item_of(item.objs, key) for key in sorted(common)}
+        return {key: value for key, value in found.items() if value is not None}
 
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
@@ -736,17 +763,6 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
-
-
-def _collated(item: Value, depth: int = 0) -> Value:
-    """`default_collate` of items like `item`: a tuple or list of batches for a tuple, a tensor
-    with the item's dtype for an array or a tensor (NumPy scalars too), else a tensor of unknown
-    dtype. Only what the item shows: a batch never requires grad here, as before."""
-    if item.items is not None and depth < 4:
-        parts = tuple(_collated(part, depth + 1) for part in item.items)
-        return Value(Flag.CONTAINER, items=parts, elem=merge_all(list(parts)))
-    known = item.flags & (Flag.NDARRAY | TENSOR_FLOW) and not item.flags & Flag.CONTAINER
-    return Value(Flag.TENSOR | (item.dtype if known else 0), origin="batch")
 
 
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:

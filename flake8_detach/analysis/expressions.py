@@ -529,4 +529,3 @@ def _defines_data_and_grad(module: cst.Module) -> bool:
         if _DATA_AND_GRAD <= fields:
             return True
     return False
-
