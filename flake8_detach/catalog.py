@@ -64,6 +64,11 @@ class RuleScreen:
     # bfloat16 tensor and no `.numpy()` or implicit conversion has nothing for it.
     sinks_of: tuple[RuleScreen, ...] = ()
 
+    @property
+    def reads_imports(self) -> bool:
+        """Whether the file's imports alone can make it a candidate (no attribute in the text)."""
+        return bool(self.required_modules) or self.imports is not _no_import
+
 
 def _after_device_move(node: ast.Attribute, context: ScreenContext) -> bool:
     move = node.value  # `.detach` right after a call to `.cpu()` / `.to()` / `.cuda()`

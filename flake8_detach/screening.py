@@ -92,7 +92,7 @@ class _Screen:
         names = frozenset().union(*(rule.candidate_attributes for rule in rules))
         text_hit = bool(names) and bool(_cached(_ATTRIBUTE_PATTERNS, names, _attribute_pattern).search(self.source))
         # `from numpy import asarray` has no `.asarray` in the text: only the imports can tell.
-        if not text_hit and not any(rule.required_modules for rule in rules):
+        if not text_hit and not any(rule.reads_imports for rule in rules):
             return False
         if self.tree is None:
             if text_hit:

@@ -363,4 +363,9 @@ def test_loader_batches_keep_the_dataset_dtype(case: str) -> None:
     assert has_candidates(source, SCREENS, ast.parse(source))
     found = [d.code for d in check_source(source, tree=ast.parse(source))]
     assert found == (["DET109"] if flagged else []), case
+    from flake8_detach.engine import Settings
+
+    alone = Settings(select=("DET109",))  # the imports alone must pass the screen (a seventh review's find)
+    assert [d.code for d in check_source(source, alone, tree=ast.parse(source))] == found
+    assert [d.code for d in check_source(source, alone)] == found
     _runs_as_claimed(source, case, RuntimeError("dtype") if flagged else None)

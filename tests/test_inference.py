@@ -389,3 +389,27 @@ def test_a_file_with_its_own_data_and_grad_class_reads_grad_as_no_evidence() -> 
     assert lines(_OWN_AUTOGRAD) == [(22, "DET103")]
     without_class = _OWN_AUTOGRAD.replace("self.data = data\n", "self.value = data\n")
     assert lines(without_class) == [(13, "DET103"), (18, "DET103"), (22, "DET103")]
+
+
+_NARROWING_TESTS = {
+    # name: (test, body, other branch, what is done with `out`, the codes found: none, or one on that line)
+    "not_a_tensor": ("not torch.is_tensor(v)", "np.asarray(v)", "v.detach().numpy()", "out", []),
+    "isinstance_tensor": ("isinstance(v, torch.Tensor)", "v.detach().numpy()", "np.asarray(v)", "out", []),
+    "isinstance_module": ("isinstance(m, nn.Linear)", "m(x)", "x", "out.numpy()", ["DET101"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NARROWING_TESTS))
+def test_if_statements_and_if_expressions_read_a_test_alike(case: str) -> None:
+    """`a if test else b` narrows names as `if test: ... else: ...` does (guards.branch_narrowings,
+    one place for both): each pair gives the same diagnostics, and the expected ones."""
+    test, body, orelse, use, expected = _NARROWING_TESTS[case]
+    header = ("import numpy as np\nimport torch\nfrom torch import nn\n\n\n"
+              "def run(flag, m):\n    x = torch.ones(3)\n"
+              "    v = nn.Linear(3, 3)(x) if flag else np.zeros(3)\n")
+    statement = header + f"    if {test}:\n        out = {body}\n    else:\n        out = {orelse}\n    return {use}\n"
+    expression = header + f"    out = {body} if {test} else {orelse}\n    return {use}\n"
+    for source in (statement, expression):
+        found = check_source(source)
+        assert [d.code for d in found] == expected, (case, source)
+        assert all(d.line == source.count("\n") for d in found)

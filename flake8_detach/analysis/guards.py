@@ -117,9 +117,17 @@ def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[l
 
     `if t.requires_grad:` ... `else:` t does not require grad; `if t.is_cuda:` ... `else:` t is on
     the CPU; `if x.dtype == torch.bfloat16:` ... `else:` x is not bfloat16 (:func:`dtype_narrowing`).
+    `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)`: x is no tensor where it fails
+    (:func:`not_tensor_narrowing`); `isinstance(m, nn.Conv2d)`: m is a module where it holds.
     Shared by `if` statements and `a if test else b`.
     """
     body, orelse = dtype_narrowing(test, imports)
+    body_not_tensor, orelse_not_tensor = not_tensor_narrowing(test, imports)
+    body += body_not_tensor
+    orelse += orelse_not_tensor
+    known = isinstance_narrowing(test, imports)
+    if known is not None:
+        body.append(known)
     name, in_body = requires_grad_test(test)
     if name is not None:
         (body if in_body else orelse).append((name, _without_grad))

@@ -23,7 +23,6 @@ from .guards import (
     device_flag_assumptions,
     dtype_narrowing,
     isinstance_narrowing,
-    not_tensor_narrowing,
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
@@ -97,12 +96,6 @@ class StatementExecutor:
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
         body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)
-        body_not_tensor, orelse_not_tensor = not_tensor_narrowing(node.test, self.imports)
-        body_narrowings += body_not_tensor
-        orelse_narrowings += orelse_not_tensor
-        known = isinstance_narrowing(node.test, self.imports)
-        if known is not None:  # `if isinstance(m, nn.Conv2d):` m is a module in the body
-            body_narrowings.append(known)
         if body_narrowings:
             body = then(partial(env.narrow, body_narrowings), body)
         if orelse_narrowings:
