@@ -340,6 +340,11 @@ _LOADER_PROGRAMS = {
     "dict_items_cast": (_TABULAR.format(cast=".astype(np.float32)").replace("return self.x[index], self.y[index]",
                                                                             'return {"x": self.x[index], "y": self.y[index]}')
                         + "for batch in DataLoader(Tabular(features, targets), batch_size=4):\n    model(batch['x'])\n", False),
+    "random_split": (_TABULAR.format(cast="") + "train, test = torch.utils.data.random_split(Tabular(features, targets), [0.5, 0.5])\n"
+                     + "for xb, yb in DataLoader(train, batch_size=4):\n    model(xb)\n", True),
+    "subset_cast": (_TABULAR.format(cast=".astype(np.float32)")
+                    + "part = torch.utils.data.Subset(Tabular(features, targets), [0, 1, 2])\n"
+                    + "for xb, yb in DataLoader(part, batch_size=4):\n    model(xb)\n", False),
     "own_collate": (_TABULAR.format(cast="") + "def collate(rows):\n"
                     "    return torch.tensor(np.stack([r[0] for r in rows]), dtype=torch.float32), None\n"
                     "for xb, yb in DataLoader(Tabular(features, targets), batch_size=4, collate_fn=collate):\n"

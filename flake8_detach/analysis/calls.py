@@ -396,6 +396,10 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=merge_all([value.element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
             return Value(Flag.CONTAINER, elem=self._batch(node, positional, keywords))
+        if qualified in sem.DATASET_SUBSETS:  # `Subset(ds, idx)`: ds's items
+            return positional[0] if positional else keywords.get("dataset", EMPTY)
+        if qualified in sem.DATASET_SPLITS:  # `train, test = random_split(ds, [0.8, 0.2])`: subsets of ds
+            return Value(Flag.CONTAINER, elem=positional[0] if positional else keywords.get("dataset", EMPTY))
         if qualified in sem.TENSOR_DATASETS:  # its items: one row of each tensor, as a tuple
             rows = tuple(Value(Flag.TENSOR | value.dtype) for value in positional)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=rows, elem=merge_all(list(rows))))

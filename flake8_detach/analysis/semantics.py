@@ -304,6 +304,10 @@ MODULE_ONLY_METHODS = frozenset(
 MODULE_LIKE_METHODS = frozenset({"train", "zero_grad", "state_dict", "load_state_dict"})
 # Iterating one of these yields batches: tensors that do not require grad (and live on the CPU).
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Views of a dataset whose items are the dataset's own (torch 2.13): a `Subset`, and the list of
+# them `random_split` returns.
+DATASET_SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
+DATASET_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 # Datasets whose items are the tensors they were given, one row each (torch 2.13).
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 

@@ -38,7 +38,7 @@ class Float64IntoFloat32Module(Rule):
         "`.double()`, and through a `DataLoader` with the default `collate_fn`, which keeps an "
         "item's dtype: batches of a `Dataset` of this file whose `__getitem__` returns float64 "
         "arrays (alone, in a tuple, or in a dict with constant keys), of a `TensorDataset` of float64 "
-        "tensors, or of a list of float64 arrays. Nothing is flagged under `torch.autocast`, nor in a file that calls "
+        "tensors, or of a list of float64 arrays, also through `Subset` and `random_split`. Nothing is flagged under `torch.autocast`, nor in a file that calls "
         "`torch.set_default_dtype`. On real code it has fired nowhere: ten review repositories and "
         "the torch package (`docs/reviews/det109-review.md`), real fixes of the crash "
         "(`docs/reviews/dtype-third-review.md`, `dtype-fourth-review.md`: the float64 came from "
