@@ -2,8 +2,9 @@
 deeper than its recursive visitors go, built without the per-node validation a parser's nodes do
 not need, and with the cycle collector paused.
 
-The engine parses the files it lints here, and the project index (analysis/exports.py) the files
-whose exports it computes: the same parse, the same cost.
+The engine parses the files it lints with :func:`parse`; the project index (analysis/exports.py)
+parses the files whose exports it computes with :func:`parse_unvalidated`, the same tree at the
+same cost (it has no `ast` tree to measure the nesting with, and catches RecursionError itself).
 """
 
 from __future__ import annotations
