@@ -178,7 +178,7 @@ class CallEvaluator:
     def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
         """The tensors passed to an instance of another file's class, kept in its heap object."""
         if instance.objs and isinstance(instance.callee, ForeignClass):
-            passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
+            passed = _passed_tensors([*positional, *keywords.values()])
             if passed.flags:
                 self.interp.heap.add_element(instance.objs, passed)
 
@@ -193,8 +193,7 @@ class CallEvaluator:
         if not yielded.has(Flag.UNKNOWN_ARG):
             return generator
         # Like a return value: what came from the parameters is what this call passed.
-        passed = merge_all([value.tensor_part() for value in [*positional, *keywords.values()]])
-        return Value(Flag.CONTAINER, elem=yielded.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed))
+        return Value(Flag.CONTAINER, elem=_with_arguments(yielded, [*positional, *keywords.values()]))
 
     def _batch(self, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> Value:
         """What iterating `DataLoader(dataset)` gives: tensors without grad, and with the default
@@ -222,24 +221,13 @@ class CallEvaluator:
         if item.items is not None and depth < 4:
             parts = tuple(self._collated(part, node, depth + 1) for part in item.items)
             return Value(Flag.CONTAINER, items=parts, elem=merge_all(list(parts)))
-        fields = self._dict_items(item) if depth == 0 else None
+        fields = self.interp.heap.dict_items(item.objs) if depth == 0 and item.objs else None
         if fields:
             batches = {key: self._collated(value, node, depth + 1) for key, value in fields.items()}
             return self.interp.heap.allocate(node, Value(Flag.CONTAINER, elem=merge_all(list(batches.values()))),
                                              batches)
         known = item.flags & (Flag.NDARRAY | TENSOR_FLOW) and not item.flags & Flag.CONTAINER
         return Value(Flag.TENSOR | (item.dtype if known else 0), origin="batch")
-
-    def _dict_items(self, item: Value) -> dict[str, Value] | None:
-        """The constant keys every dict `item` may be has, with what each holds; None for anything
-        but dicts of this file (a dict display's heap objects)."""
-        heap = self.interp.heap
-        objects = [heap.objects.get(site) for site in item.objs]
-        if not objects or any(obj is None or not obj.is_dict for obj in objects):
-            return None
-        common = set.intersection(*(set(obj.keys) for obj in objects if obj is not None))
-        found = {key: heap.item_of(item.objs, key) for key in sorted(common)}
-        return {key: value for key, value in found.items() if value is not None}
 
     def _instantiate(self, callee: Value, cls: ClassInfo, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value:
@@ -778,8 +766,12 @@ def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
     """A result computed from parameters of unknown origin, seen where these arguments are passed."""
     if not returned.has(Flag.UNKNOWN_ARG):
         return returned
-    passed = merge_all([value.tensor_part() for value in arguments])
-    return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
+    return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(_passed_tensors(arguments))
+
+
+def _passed_tensors(arguments: list[Value]) -> Value:
+    """What a call's arguments pass on as tensors, joined."""
+    return merge_all([value.tensor_part() for value in arguments])
 
 
 def rest_bindings(info: FunctionInfo, call: cst.Call, positional: list[Value],

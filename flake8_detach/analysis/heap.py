@@ -110,6 +110,17 @@ class Heap:
             found = value if found is None else found.merge(value)
         return found
 
+    def dict_items(self, objs: Iterable[int]) -> dict[str, Value] | None:
+        """The constant keys that every one of the objects has, with what each holds (as
+        :meth:`item_of` reads them); None unless all are dicts (a dict display's objects)."""
+        objects = [self.objects.get(name) for name in objs]
+        dicts = [obj for obj in objects if obj is not None and obj.is_dict]
+        if not dicts or len(dicts) < len(objects):
+            return None
+        common = set.intersection(*(set(obj.keys) for obj in dicts))
+        found = {key: self.item_of(objs, key) for key in sorted(common)}
+        return {key: value for key, value in found.items() if value is not None}
+
     # ---------------------------------------------------------------- the end
     def materialize(self, value: Value, depth: int = MATERIALIZE_DEPTH) -> Value:
         """The value with its objects' contents written into `elem` (and no objects), for the rules,

@@ -256,7 +256,6 @@ class _Summariser(ast.NodeVisitor):
             self.reference(ret.value.func) in GRAD_FREE_RESULTS
             or isinstance(ret.value.func, ast.Attribute) and ret.value.func.attr in GRAD_FREE_METHODS)
 
-
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         items = [ref for ref in (self.reference(item.context_expr) for item in node.items) if ref]
         for item in node.items:
@@ -266,7 +265,6 @@ class _Summariser(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self.contexts = saved
-
 
     def visit_Assign(self, node: ast.Assign) -> None:
         call = node.value if isinstance(node.value, ast.Call) else None
