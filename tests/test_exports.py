@@ -291,3 +291,36 @@ def test_an_object_of_another_files_class_gives_back_what_the_file_stored(
     assert codes(tmp_path, "main.py") == ([(line, "DET101")] if flagged else [])
     result = run(tmp_path, "main.py")
     assert (GRAD_ERROR in result.stderr) if flagged else result.returncode == 0, result.stderr
+
+
+FACTORY = """
+    import torch
+
+
+    class Piece:
+        def __init__(self, t):
+            self.data = t
+
+
+    class Factory:
+        def __init__(self, t):
+            self.t = t
+
+        def __getitem__(self, key):
+            return Piece(self.t + 1)
+"""
+
+
+def test_what_an_object_of_another_files_class_was_given_is_not_its_items(tmp_path: Path) -> None:
+    """Indexing an instance of another file's class does not give back the tensor passed to it
+    (a checkpoint factory's `state['k'].data` is its record's field, not `Tensor.data`: a false
+    positive on Megatron's tests while the kept values were the instance's own heap object)."""
+    write(tmp_path, {"factory.py": FACTORY, "main.py": """
+        import torch
+        from factory import Factory
+
+        state = {"level": Factory(torch.arange(3))}
+        print(state["level"]["a"].data)
+    """})
+    assert codes(tmp_path, "main.py") == []
+    assert run(tmp_path, "main.py").returncode == 0

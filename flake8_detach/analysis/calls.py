@@ -168,7 +168,8 @@ class CallEvaluator:
         self._keep_passed(receiver, positional, keywords)
         returned = self.interp.foreign_member(owner, method, "returns")
         if returned is not None:
-            stored = self.interp.heap.elements_of(receiver.objs) if receiver.objs else EMPTY
+            site = receiver.callee.site if isinstance(receiver.callee, ForeignClass) else None
+            stored = self.interp.heap.elements_of((site,)) if site is not None else EMPTY
             return self.interp.grad_mode_result(_with_arguments(returned, [*positional, *keywords.values(), stored]))
         field = self.interp.foreign_member(owner, method, "fields")
         if field is not None:
@@ -177,10 +178,10 @@ class CallEvaluator:
 
     def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
         """The tensors passed to an instance of another file's class, kept in its heap object."""
-        if instance.objs and isinstance(instance.callee, ForeignClass):
+        if isinstance(instance.callee, ForeignClass) and instance.callee.site is not None:
             passed = _passed_tensors([*positional, *keywords.values()])
             if passed.flags:
-                self.interp.heap.add_element(instance.objs, passed)
+                self.interp.heap.add_element((instance.callee.site,), passed)
 
     def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
@@ -409,7 +410,11 @@ class CallEvaluator:
             if project.is_class(qualified):
                 # An instance: its methods' values are known, and a heap object (this call's) keeps
                 # what this file passes to it, for the methods that hand it back (`_foreign_call`).
-                instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified)))
+                # Two heap objects of this call: the instance's own (as any object a call makes:
+                # indexing it reads it), and, named by the call's function node, the one that
+                # keeps what the file passes to its methods (read only by `_foreign_call`).
+                kept = next(iter(self.interp.heap.allocate(node.func, EMPTY).objs))
+                instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified, kept)))
                 self._keep_passed(instance, positional, keywords)
                 return instance
             returned = project.returns_of(qualified)

@@ -27,9 +27,13 @@ KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDAR
 
 @dataclass(frozen=True)
 class ForeignClass:
-    """A class of another project file (its dotted reference as this file imports it)."""
+    """A class of another project file (its dotted reference as this file imports it); for an
+    instance this file made, `site` names the heap object that keeps what the file passes to its
+    methods. Not the instance's own `objs`: indexing or iterating the instance must not give
+    those values back (a checkpoint object made from a tensor is no container of it)."""
 
     qualified: str
+    site: int | None = None
 
 
 def encode(value: Value) -> list[int]:
