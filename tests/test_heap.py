@@ -112,6 +112,28 @@ CARRIERS: dict[str, Carrier] = {
         holder{k} = Holder{k}()
         holder{k}.t = {v}
         """), f"holder{k}.t"),
+    "call_dunder": lambda v, k: (_lines(f"""
+        class Scale{k}:
+            def __call__(self, t):
+                return t * 1
+
+
+        scale{k} = Scale{k}()
+        """), f"scale{k}({v})"),
+    "module_forward": lambda v, k: (_lines(f"""
+        class Keep{k}(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.kept = []
+
+            def forward(self, t):
+                self.kept.append(t)
+                return t
+
+
+        keep{k} = Keep{k}()
+        keep{k}({v})
+        """), f"keep{k}.kept[0]"),
     "dataclass": lambda v, k: (f"@dataclasses.dataclass\nclass Record{k}:\n    t: object\n\n\n",
                                f"Record{k}({v}).t"),
     "typed_namedtuple": lambda v, k: (f"class Pair{k}(typing.NamedTuple):\n    t: object\n\n\n", f"Pair{k}({v}).t"),

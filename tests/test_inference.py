@@ -119,6 +119,22 @@ def test_duck_typed_module_needs_module_only_methods_or_a_call() -> None:
     assert lines(pandas) == []
 
 
+@pytest.mark.parametrize("made", ["get_model(cfg)", "get_model(cfg).to(device)", "get_model(cfg).cuda()"])
+def test_a_factory_s_object_moved_to_a_device_is_still_duck_typed(made: str) -> None:
+    """pytorch-semseg's validate.py: `model = get_model(...).to(device)`, `model.eval()`,
+    `model(images).data`. `.to` and `.cuda` are a tensor's and a module's, so the moved object is
+    as unknown as before, and `.eval()` still says it is a module."""
+    source = (
+        "import torch\nfrom registry import get_model\n\n\ndef validate(cfg, loader):\n"
+        "    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        f"    model = {made}\n    model.eval()\n    for images, labels in loader:\n"
+        "        outputs = model(images.to(device))\n        pred = outputs.data.max(1)[1].cpu().numpy()\n"
+    )
+    assert lines(source) == [(11, "DET103")]
+    # Without the module-only method nothing says what the object is.
+    assert lines(source.replace("    model.eval()\n", "")) == []
+
+
 def test_plain_class_instances_are_not_duck_typed() -> None:
     source = (
         "import torch\n\n\nclass Model:\n    def eval(self):\n        return self\n\n\n"
@@ -169,6 +185,45 @@ def test_calling_an_instance_of_a_module_class_is_a_forward_pass_not_a_new_insta
     )
     assert lines(source) == []
     assert lines(source + "plt.plot(model(torch.ones(2)))\n") == [(14, "DET106")]
+
+
+FORWARD_READS_DATA = (
+    "import torch\n\n\nclass Classifier(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.fc = torch.nn.Linear(4, 2)\n\n    def forward(self, x, lengths):\n"
+    "        order = lengths.data.tolist()\n        return self.fc(x)\n\n\nclassifier = Classifier()\n"
+)
+
+
+@pytest.mark.parametrize("call, flagged", [
+    # The call passes a tensor: `.data` in `forward` is on a tensor (PyTorchZeroToAll's RNN classifier).
+    ("classifier(torch.zeros(2, 4), torch.LongTensor([1, 2]))\n", [(10, "DET103")]),
+    # Through a field holding the instance, called in a method.
+    (("class Runner:\n    def __init__(self, model):\n        self.model = model\n\n    def step(self):\n"
+      "        return self.model(torch.zeros(2, 4), torch.tensor([1, 2]))\n\n\nRunner(classifier).step()\n"),
+     [(10, "DET103")]),
+    # Lists of lengths, as many RNN examples pass them: `.data` of a list is no tensor's.
+    ("classifier(torch.zeros(2, 4), [1, 2])\n", []),
+    # No call: `forward`'s parameter is of unknown origin, as before.
+    ("", []),
+])
+def test_calling_a_module_instance_runs_forward_with_what_the_call_passes(call: str, flagged: list) -> None:
+    assert lines(FORWARD_READS_DATA + call) == flagged
+
+
+def test_forward_run_by_a_call_writes_fields_in_the_call_s_grad_mode() -> None:
+    """A field `forward` fills is as the calls fill it: with grad on, the cached output needs
+    grad; the output the module hands back is still the module's (grad where grad is on)."""
+    source = (
+        "import torch\n\n\nclass Probe(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(2, 2)\n        self.seen = []\n\n    def forward(self, x):\n"
+        "        self.seen.append(x)\n        return self.fc(x)\n\n\nprobe = Probe()\n"
+    )
+    grad_input = "probe(torch.ones(2, requires_grad=True))\nprobe.seen[0].numpy()\n"
+    assert lines(source + grad_input) == [(17, "DET101")]
+    # Without grad at the call the file's own pass adds nothing; `forward`'s analysis for callers
+    # the file does not show (any code may call a method) still makes the opt-in DET111.
+    assert lines(source + "probe(torch.ones(2))\nprobe.seen[0].numpy()\n") == [(17, "DET111")]
+    assert lines(source + "out = probe(torch.ones(2))\nout.numpy()\n") == [(17, "DET101")]
 
 
 def test_a_branch_that_returns_does_not_reach_the_code_after_it() -> None:

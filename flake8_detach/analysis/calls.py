@@ -254,9 +254,19 @@ class CallEvaluator:
                     name: str | None, node: cst.Call | None = None) -> Value:
         if callee.has(Flag.MODULE_CLASS):
             return Value(Flag.MODULE)
+        dunder_call = self._dunder_call(callee)
+        if dunder_call is not None and node is not None:  # `loss_fn(out, y)`: the class's `__call__`
+            return self._call_defined(dunder_call, node, positional, keywords)
+        if isinstance(callee.callee, ForeignClass) and not callee.has(Flag.MODULE) and node is not None:
+            # The same for an instance of another project file's class.
+            foreign = self._foreign_call(callee.callee, "__call__", node, positional, keywords, callee)
+            if foreign is not None:
+                return foreign
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
+            if node is not None:
+                self._run_forward(callee, node, positional, keywords)
             grad = _frozen_output_grad(positional, keywords) if callee.has(Flag.FROZEN) else Flag.GRAD
             output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional),
                            origin=f"output of {name or 'a module'}")
@@ -273,6 +283,28 @@ class CallEvaluator:
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
         return EMPTY
+
+    @staticmethod
+    def _dunder_call(callee: Value) -> FunctionInfo | None:
+        """The `__call__` of an instance of a plain class of this file (a loss, a transform): the
+        instance is called like a function. A module's call is its `forward` (`_run_forward`)."""
+        cls = callee.callee
+        if callee.has(Flag.INSTANCE) and isinstance(cls, ClassInfo) and not cls.is_module:
+            return cls.method("__call__")
+        return None
+
+    def _run_forward(self, module: Value, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """`model(x)` with `model` an instance of a module class of this file runs its `forward`:
+        analysed in this call's context (its arguments, the grad mode here), so a `.data` or
+        `.numpy()` of a parameter there sees what the call passes, and the fields `forward` writes
+        get this call's grad mode. The output stays the module's (a tensor that requires grad
+        where grad is on): the forward's own return value may be less than the analysis knows."""
+        cls = module.callee
+        if not (module.has(Flag.INSTANCE) and isinstance(cls, ClassInfo) and cls.is_module):
+            return
+        forward = cls.method("forward")
+        if forward is not None:
+            self._call_defined(forward, node, positional, keywords)
 
     def _module_output_dtype(self, module: Value, positional: list[Value]) -> int:
         """A module's output dtype: its parameters' (`model.bfloat16()`), its input's for a module
@@ -828,10 +860,12 @@ def _string_argument(node: cst.Call) -> str | None:
 
 def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bool:
     """A parameter of unknown origin, or a name bound to something the file knows nothing of
-    (`model = create_model(...)` from an imported factory)."""
+    (`model = create_model(...)` from an imported factory), moved to a device or not
+    (`get_model(cfg).to(device)`: tensors and modules both have `.to`)."""
     if receiver.has(Flag.UNKNOWN_ARG):
         return not receiver.is_tensor_like and not receiver.has(Flag.MODULE | Flag.NOT_TENSOR)
-    return receiver.flags == Flag.NONE and receiver_name is not None and env.lookup(receiver_name) is not None
+    unknown = receiver.flags & ~Flag.DEVICE == Flag.NONE
+    return unknown and receiver_name is not None and env.lookup(receiver_name) is not None
 
 
 def _module_call_signature(method: str, node: cst.Call) -> bool:

@@ -127,12 +127,20 @@ def _other_file_method(value: str, suffix: str) -> tuple[str, str, Files]:
         f"{module}.py": text}
 
 
+def _other_file_callable(value: str, suffix: str) -> tuple[str, str, Files]:
+    """An instance of another file's class is called: its `__call__` returns what it is passed."""
+    module = f"scales{suffix}"
+    text = "import torch\n\n\nclass Scale:\n    def __call__(self, t):\n        return t * 1\n"
+    return f"from {module} import Scale\n\nscale{suffix} = Scale()\n", f"scale{suffix}({value})", {f"{module}.py": text}
+
+
 CARRIERS: dict[str, Carrier] = {
     "direct": _direct,
     "two_contexts": _two_contexts,
     **{name: _heap(name) for name in HEAP_CARRIERS},
     "other_file_function": _other_file_function,
     "other_file_method": _other_file_method,
+    "other_file_callable": _other_file_callable,
 }
 # Nested pairs (the first inside the second), for the first source and sink only.
 OUTERS = ("generator", "dict_of_lists", "two_contexts")
