@@ -201,6 +201,67 @@ def check_det109() -> None:
          raised(lambda: F.cross_entropy(torch.ones(4, 3), torch.zeros(4, dtype=torch.long))), "ok")
 
 
+def check_tabular() -> None:
+    """analysis/frames.py: pandas readers, selections and statistics; scikit-learn's scalers and
+    splitter (skipped, and said so, where scikit-learn is not installed)."""
+    import io
+
+    import pandas as pd
+
+    from flake8_detach.analysis import frames
+
+    csv = "a,b,flag,n\n1.5,2.5,true,1\n3.5,4.5,false,2\n"
+    frame = pd.read_csv(io.StringIO(csv))
+    read_kinds = {str(dtype) for dtype in frame.dtypes}
+    fact("read_csv: float64, int64 and bool columns", read_kinds, {"float64", "bool", "int64"})
+    for name in sorted(frames.FLOAT_STATISTICS):
+        numeric = frame[["a", "b", "n"]]
+        result = getattr(numeric, name)()
+        fact(f"DataFrame.{name}() of float64 and int64 columns is float64", str(np.asarray(result).dtype), "float64")
+        single = getattr(numeric[["n"]], name)()
+        fact(f"DataFrame.{name}() of an int64 column is float64", str(np.asarray(single).dtype), "float64")
+    # Of float32 columns the statistics give float32 (mean) or float64 (corr): frames.py claims nothing.
+    fact("DataFrame.mean() of float32 columns is float32",
+         str(pd.DataFrame(np.ones((3, 2), dtype=np.float32)).mean().values.dtype), "float32")
+    fact("DataFrame.mean() of a bool column is float64", str(frame[["flag"]].mean().values.dtype), "float64")
+    built = pd.DataFrame(np.random.rand(4, 3))
+    fact("DataFrame(float64 array).values", str(built.values.dtype), "float64")
+    for name in sorted(frames.SELECTING_METHODS):
+        arguments = {"drop": (0,), "sort_values": (0,), "query": ("index >= 0",), "filter": ([0, 1],),
+                     "take": ([0, 1],), "nlargest": (2, 0), "nsmallest": (2, 0)}.get(name, ())
+        selected = getattr(built, name)(*arguments)
+        fact(f"DataFrame.{name}() keeps float64", str(selected.values.dtype), "float64")
+    fact("iloc, loc, [cols], .T keep float64", {str(part.values.dtype) for part in (
+        built.iloc[:, :2], built.loc[:, [0, 1]], built[[0, 1]], built[0], built.T)}, {"float64"})
+    fact("to_numpy(dtype=np.float32)", str(built.to_numpy(dtype=np.float32).dtype), "float32")
+    fact("astype(np.float32).values", str(built.astype(np.float32).values.dtype), "float32")
+    fact("float64 frame values into nn.Linear raise", raised(lambda: nn.Linear(3, 1)(torch.from_numpy(built.values))),
+         MISMATCH_TEXT)
+    try:
+        from sklearn import decomposition, preprocessing
+        from sklearn.model_selection import train_test_split
+    except ImportError:
+        print("SKIPPED scikit-learn facts: scikit-learn is not installed")
+        return
+    integers = np.arange(30).reshape(10, 3)
+    for name in sorted(frames.FLOAT_TRANSFORMERS):
+        cls = getattr(preprocessing, name, None) or getattr(decomposition, name)
+        for data, expected in ((integers, "float64"), (integers.astype(np.float64), "float64"),
+                               (pd.DataFrame(integers), "float64"), (integers > 5, "float64"),
+                               (integers.astype(np.float32), "float32")):
+            made = cls(n_quantiles=10) if name == "QuantileTransformer" else cls()
+            fact(f"{name}().fit_transform({data.dtypes.iloc[0] if hasattr(data, 'dtypes') else data.dtype})",
+                 str(made.fit_transform(data).dtype), expected)
+    fitted = preprocessing.StandardScaler().fit(integers)
+    fact("StandardScaler().fit(...).transform(int64)", str(fitted.transform(integers).dtype), "float64")
+    parts = train_test_split(integers.astype(np.float64), pd.DataFrame(integers.astype(np.float32)), test_size=0.5)
+    fact("train_test_split: each array's rows, in order, of its type and dtype",
+         [(type(part).__name__, str(np.asarray(part).dtype)) for part in parts],
+         [("ndarray", "float64")] * 2 + [("DataFrame", "float32")] * 2)
+    fact("train_test_split of a reversed view gives a positive stride",
+         train_test_split(integers[::-1], test_size=0.5)[0].strides[0] > 0, True)
+
+
 def check_dtype_keeping() -> None:
     """The modules with no parameters: their output keeps the input's dtype and requires grad
     only through it; and torch.where's promotion."""
@@ -240,6 +301,7 @@ def main() -> None:
     check_factories_and_promotion()
     check_autocast()
     check_det109()
+    check_tabular()
     check_dtype_keeping()
     print("all facts hold")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import array_facts
+from . import array_facts, frames
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
@@ -109,7 +109,11 @@ class CallEvaluator:
             if receiver.has(Flag.SKLEARN_ESTIMATOR) and method in sem.SKLEARN_CONVERTING_METHODS:
                 named = written if isinstance(func.value, (cst.Name, cst.Attribute)) and written else f".{method}"
                 self.facts.converting_calls.append(ConvertingCall(node, named, "convert"))
-                return receiver if method == "fit" else Value(Flag.NDARRAY)  # `fit` returns the estimator
+                if method == "fit":
+                    return receiver  # `fit` returns the estimator
+                if method in frames.TRANSFORMING_METHODS:
+                    return frames.transformed(receiver, positional)
+                return Value(Flag.NDARRAY)
             if method in sem.AXES_FACTORIES and method not in ("axes",):
                 return Value(Flag.AXES)
             result = self._call_method(receiver, method, node, positional, keywords, env)
@@ -408,7 +412,13 @@ class CallEvaluator:
         if qualified.startswith("cv2.") and last in array_facts.CV2_ARRAY_RESULTS:
             return Value(Flag.NDARRAY)  # a fresh, contiguous array (`cv2.flip`: the safe mirror)
         if qualified.startswith("sklearn.") and last[:1].isupper():
-            return Value(Flag.SKLEARN_ESTIMATOR | Flag.NOT_TENSOR)  # `LogisticRegression()`, `KMeans(3)`
+            return Value(Flag.SKLEARN_ESTIMATOR | Flag.NOT_TENSOR, callee=last)  # `LogisticRegression()`, `KMeans(3)`
+        if qualified in frames.SPLITTERS:
+            return frames.split(positional)
+        if qualified.startswith("pandas.") and last in frames.READERS:
+            return frames.read()
+        if qualified in frames.CONSTRUCTORS:
+            return frames.constructed(positional, keywords)
         if qualified == "matplotlib.pyplot.subplots":
             return Value(Flag.CONTAINER, items=(EMPTY, Value(Flag.AXES)))
         if qualified.startswith("matplotlib.pyplot.") and last in sem.AXES_FACTORIES:
@@ -583,6 +593,8 @@ class CallEvaluator:
                      keywords: dict[str, Value], env: Env) -> Value:
         if method in sem.BACKWARD_HOOKS and positional and self._call_hook(receiver, method, node, positional[0]):
             return EMPTY  # a handle
+        if receiver.has(Flag.FRAME):
+            return frames.method(receiver, method, positional, keywords)
         receiver_name = syntax_receiver_name(node)
         if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
             receiver = self._duck_typed(receiver, method, receiver_name, env)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from . import array_facts
+from . import array_facts, frames
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
@@ -182,6 +182,8 @@ class ExpressionEvaluator:
                 return base.items[index]
         if base.has(Flag.MODULE):
             return Value(Flag.MODULE).with_device_of(base)
+        if base.has(Flag.FRAME):  # `df[cols]`, `df.iloc[:, :-1]`: rows and columns keep their dtypes
+            return Value(frames.FRAME | base.dtype)
         if not base.is_tensor_like and (base.has(Flag.NDARRAY) or not base.has(Flag.CONTAINER)):
             view = _array_view(node, base)
             if view is not None:
@@ -454,6 +456,8 @@ class ExpressionEvaluator:
         return self.attribute_of(base, attr)
 
     def attribute_of(self, base: Value, attr: str) -> Value:
+        if base.has(Flag.FRAME):
+            return frames.attribute(base, attr)
         if base.flags & (Flag.NDARRAY | ARRAY_LAYOUT) and not base.is_tensor_like:
             if attr in array_facts.NDARRAY_VIEW_ATTRIBUTES:  # `a[::-1].T`: a view, same layout
                 return base

@@ -58,6 +58,7 @@ class Flag:
     NON_NATIVE_DTYPE = 1 << 32  # a dtype (or dtype string) naming a non-native byte order
     SKLEARN_ESTIMATOR = 1 << 33  # a scikit-learn estimator: its `fit`/`predict` convert their arguments
     FROZEN = 1 << 34  # a module whose parameters were all set requires_grad=False (freezing.py)
+    FRAME = 1 << 35  # a pandas DataFrame or Series (with NOT_TENSOR): its dtype bits are its columns' (frames.py)
 
 
 # Flags that a tensor operation carries from its operands to its result.

@@ -38,7 +38,12 @@ class Float64IntoFloat32Module(Rule):
         "`.double()`, and through a `DataLoader` with the default `collate_fn`, which keeps an "
         "item's dtype: batches of a `Dataset` of this file whose `__getitem__` returns float64 "
         "arrays (alone, in a tuple, or in a dict with constant keys), of a `TensorDataset` of float64 "
-        "tensors, or of a list of float64 arrays, also through `Subset` and `random_split`. Nothing is flagged under `torch.autocast`, nor in a file that calls "
+        "tensors, or of a list of float64 arrays, also through `Subset` and `random_split`. The tabular path too (`analysis/frames.py`): "
+        "a pandas statistic (`df.mean()`, `std`, `median`, ... of int, float64 or bool columns), a "
+        "frame built from a float64 array, and a scikit-learn scaler's or PCA's output of anything "
+        "but float32 are float64, and `train_test_split` keeps each array's dtype; `.values` of a "
+        "frame `read_csv` made is float64 or int64 (both raise) and is not flagged, since the rule "
+        "claims float64. Nothing is flagged under `torch.autocast`, nor in a file that calls "
         "`torch.set_default_dtype`. On real code it has fired nowhere: ten review repositories and "
         "the torch package (`docs/reviews/det109-review.md`), real fixes of the crash "
         "(`docs/reviews/dtype-third-review.md`, `dtype-fourth-review.md`: the float64 came from "
@@ -90,6 +95,9 @@ class Float64IntoFloat32Module(Rule):
             "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(torch.from_numpy(np.random.rand(4, 3)))\n"
         ),
         "import torch\nfrom torch import nn\nmodel = nn.Linear(3, 1).half()\nmodel(torch.ones(4, 3).half())\n",
+        ("import numpy as np\nimport pandas as pd\nimport torch\nfrom torch import nn\n"
+         "frame = pd.DataFrame(np.random.rand(4, 3))\nmodel = nn.Linear(3, 1)\n"
+         "model(torch.from_numpy(frame.to_numpy(dtype=np.float32)))\n"),
     ]
     INVALID = [
         Invalid(
@@ -115,6 +123,17 @@ class Float64IntoFloat32Module(Rule):
             "probs = torch.sigmoid(model(torch.ones(4, 3)))\ncriterion(probs, torch.tensor(np.ones((4, 1))))\n",
             "import numpy as np\nimport torch\nfrom torch import nn\nmodel = nn.Linear(3, 1)\ncriterion = nn.BCELoss()\n"
             "probs = torch.sigmoid(model(torch.ones(4, 3)))\ncriterion(probs, torch.tensor(np.ones((4, 1))).float())\n",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(
+            "import pandas as pd\nimport torch\nfrom sklearn.preprocessing import StandardScaler\nfrom torch import nn\n"
+            "frame = pd.read_csv('data.csv')\nfeatures = StandardScaler().fit_transform(frame.values)\n"
+            "model = nn.Linear(3, 1)\nmodel(torch.from_numpy(features))\n",
+            "import pandas as pd\nimport torch\nfrom sklearn.preprocessing import StandardScaler\nfrom torch import nn\n"
+            "frame = pd.read_csv('data.csv')\nfeatures = StandardScaler().fit_transform(frame.values)\n"
+            "model = nn.Linear(3, 1)\nmodel(torch.from_numpy(features).float())\n",
         ),
     ]
 
