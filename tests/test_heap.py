@@ -134,6 +134,45 @@ CARRIERS: dict[str, Carrier] = {
         keep{k} = Keep{k}()
         keep{k}({v})
         """), f"keep{k}.kept[0]"),
+    "getitem_method": lambda v, k: (_lines(f"""
+        class Shelf{k}:
+            def __init__(self, t):
+                self.items = [t]
+
+            def __getitem__(self, index):
+                return self.items[index]
+
+
+        shelf{k} = Shelf{k}({v})
+        """), f"shelf{k}[0]"),
+    "iter_method": lambda v, k: (_lines(f"""
+        class Stream{k}:
+            def __init__(self, t):
+                self.t = t
+
+            def __iter__(self):
+                yield self.t
+
+
+        stream{k} = Stream{k}({v})
+        """), f"next(iter([item for item in stream{k}]))"),
+    "static_method": lambda v, k: (f"class Ops{k}:\n    @staticmethod\n    def same(t):\n        return t\n\n\n",
+                                   f"Ops{k}.same({v})"),
+    "class_method": lambda v, k: (f"class Ops{k}:\n    @classmethod\n    def same(cls, t):\n        return t\n\n\n",
+                                  f"Ops{k}.same({v})"),
+    "deque_popleft": lambda v, k: (f"queue{k} = collections.deque()\nqueue{k}.append({v})\n", f"queue{k}.popleft()"),
+    "chain_from_iterable": lambda v, k: (f"flat{k} = list(itertools.chain.from_iterable([[{v}]]))\n", f"flat{k}[0]"),
+    "global_write": lambda v, k: (_lines(f"""
+        kept{k} = None
+
+
+        def keep{k}():
+            global kept{k}
+            kept{k} = {v}
+
+
+        keep{k}()
+        """), f"kept{k}"),
     "dataclass": lambda v, k: (f"@dataclasses.dataclass\nclass Record{k}:\n    t: object\n\n\n",
                                f"Record{k}({v}).t"),
     "typed_namedtuple": lambda v, k: (f"class Pair{k}(typing.NamedTuple):\n    t: object\n\n\n", f"Pair{k}({v}).t"),

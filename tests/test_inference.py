@@ -468,3 +468,43 @@ def test_if_statements_and_if_expressions_read_a_test_alike(case: str) -> None:
         found = check_source(source)
         assert [d.code for d in found] == expected, (case, source)
         assert all(d.line == source.count("\n") for d in found)
+
+
+def test_a_call_that_passes_a_gpu_tensor_without_grad_is_no_grad_evidence() -> None:
+    """dlwpt's check_nodule_fp_rate.py: a method gets a mask computed under no_grad on the GPU
+    and converts it with `.cpu().numpy()`. The call's note (it passes a GPU tensor) joined with
+    the method's analysis for callers the file does not show is no DET101: only DET111's claim."""
+    source = (
+        "import torch\n\n\nclass App:\n    def __init__(self):\n"
+        "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+        "    def main(self):\n        with torch.no_grad():\n"
+        "            mask = torch.nn.Linear(2, 2).to(self.device)(torch.ones(2, device=self.device)) > 0\n"
+        "        return self.cluster(mask)\n\n    def cluster(self, mask):\n        return mask.cpu().numpy()\n\n\n"
+        "App().main()\n"
+    )
+    assert [d.code for d in check_source(source)] == []
+    assert lines(source) == [(14, "DET111")]
+    grad = source.replace("with torch.no_grad():", "if True:").replace(" > 0\n", "\n")  # an output with grad
+    assert [(d.line, d.code) for d in check_source(grad)] == [(14, "DET101")]
+
+
+def test_a_loop_that_breaks_at_once_binds_its_target_to_the_first_element() -> None:
+    """`for features, targets in test_loader: break` (stat453's notebooks) takes one batch: the
+    name no longer holds what it held before (a tensor on the GPU from the training loop)."""
+    head = (
+        "import matplotlib.pyplot as plt\nimport torch\nnet = torch.nn.Linear(2, 2)\n"
+        "loader = torch.utils.data.DataLoader(torch.ones(4, 2), batch_size=2)\nfeatures = net(torch.ones(2))\n"
+    )
+    assert lines(head + "for features in loader:\n    break\nplt.plot(features[0])\n") == []
+    # A loop that may run zero times and does not stop at once: the old value may be left.
+    assert lines(head + "for features in loader:\n    print(features)\nplt.plot(features[0])\n") == [(8, "DET106")]
+
+
+@pytest.mark.parametrize("loaded", ["generator = torch.load('g.pt')", "generator, critic = torch.load('gan.pt')"])
+def test_a_loaded_model_called_through_forward_is_a_model(loaded: str) -> None:
+    """FastCampus's GAN notebooks: `generator.forward(z)` of what `torch.load` gave (alone or
+    unpacked from a saved list) is a call of the model, as `generator(z)` is."""
+    source = f"import torch\n{loaded}\nz = torch.ones(2)\nfake = generator.forward(z)\nprint(fake.data)\n"
+    assert lines(source) == [(5, "DET103")]
+    # Not called: a checkpoint's entries say nothing.
+    assert lines(f"import torch\n{loaded}\nprint(generator.data)\n") == []

@@ -18,7 +18,7 @@ from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import dotted, keyword_is_false, string_value
+from .syntax import dotted, is_classmethod, is_static, keyword_is_false, string_value
 from .syntax import receiver_name as syntax_receiver_name
 from .values import (
     ARRAY_LAYOUT,
@@ -99,6 +99,10 @@ class CallEvaluator:
             if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
                 info = receiver.callee.method(method)  # `client.score(x)`: the class's method
                 if info is not None:
+                    return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
+            if isinstance(receiver.callee, ClassInfo) and not receiver.has(Flag.INSTANCE):
+                info = receiver.callee.method(method)  # `Util.scale(x)`: a static or class method
+                if info is not None and (is_static(info.node) or is_classmethod(info.node)):
                     return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
             if isinstance(receiver.callee, (ClassInfo, ForeignClass)):
                 foreign = self._foreign_call(receiver.callee, method, node, positional, keywords, receiver)
@@ -187,7 +191,7 @@ class CallEvaluator:
             if passed.flags:
                 self.interp.heap.add_element((instance.callee.site,), passed)
 
-    def _call_defined(self, info: FunctionInfo, node: cst.Call, positional: list[Value],
+    def _call_defined(self, info: FunctionInfo, node: cst.CSTNode, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:
         """A function or method of this file; a generator's call is the iterable of what it yields."""
         returned = self.interp.call_function(info, node, positional, keywords)
@@ -293,9 +297,22 @@ class CallEvaluator:
         """The `__call__` of an instance of a plain class of this file (a loss, a transform): the
         instance is called like a function. A module's call is its `forward` (`_run_forward`)."""
         cls = callee.callee
-        if callee.has(Flag.INSTANCE) and isinstance(cls, ClassInfo) and not cls.is_module:
-            return cls.method("__call__")
+        if isinstance(cls, ClassInfo) and not cls.is_module:
+            return instance_method(callee, "__call__")
         return None
+
+    def elements(self, iterable: Value, node: cst.BaseExpression) -> Value:
+        """What iterating `iterable` gives: an instance of a class of this file iterates through
+        its `__iter__` (a generator's values), anything else its elements."""
+        method = instance_method(iterable, "__iter__")
+        if method is None:
+            return iterable.element()
+        return self._call_defined(method, node, [], {}).element()
+
+    def item(self, container: Value, node: cst.Subscript, index: Value) -> Value | None:
+        """`bag[i]` of an instance of a class of this file: its `__getitem__`'s return value."""
+        method = instance_method(container, "__getitem__")
+        return None if method is None else self.interp.call_function(method, node, [index], {})
 
     def _run_forward(self, module: Value, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> None:
         """`model(x)` with `model` an instance of a module class of this file runs its `forward`:
@@ -425,6 +442,8 @@ class CallEvaluator:
             return Value(Flag.AXES)
         if qualified == "itertools.chain":  # the elements of every iterable passed, in turn
             return Value(Flag.CONTAINER, elem=merge_all([value.element() for value in positional]))
+        if qualified == "itertools.chain.from_iterable":  # the elements of each iterable it yields
+            return Value(Flag.CONTAINER, elem=merge_all([value.element().element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
             return Value(Flag.CONTAINER, elem=self._batch(node, positional, keywords))
         if qualified in sem.DATASET_SUBSETS:  # `Subset(ds, idx)`: ds's items
@@ -596,6 +615,9 @@ class CallEvaluator:
         if receiver.has(Flag.FRAME):
             return frames.method(receiver, method, positional, keywords)
         receiver_name = syntax_receiver_name(node)
+        if method == "forward" and receiver.has(Flag.MODULE_HINT) and not receiver.has(Flag.MODULE):
+            # `model = torch.load(path)` ... `model.forward(x)`: a call of the model, as `model(x)`.
+            return self._call_value(receiver, positional, keywords, receiver_name, node)
         if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
             receiver = self._duck_typed(receiver, method, receiver_name, env)
         elif receiver.flags in (Flag.NONE, Flag.UNKNOWN_OBJECT) and method in sem.MODULE_ONLY_METHODS - {"eval"}:
@@ -619,7 +641,7 @@ class CallEvaluator:
                 return Value(Flag.CONTAINER, elem=receiver.element())
             if method == "items":
                 return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, receiver.element())))
-            if method in ("pop", "get", "popitem", "setdefault"):
+            if method in ("pop", "popleft", "get", "popitem", "setdefault"):
                 key = _constant_first_key(node)
                 stored = self.interp.heap.item_of(receiver.objs, key) if receiver.objs and key else None
                 return stored if stored is not None else receiver.element()
@@ -821,6 +843,14 @@ def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
 def _passed_tensors(arguments: list[Value]) -> Value:
     """What a call's arguments pass on as tensors, joined."""
     return merge_all([value.tensor_part() for value in arguments])
+
+
+def instance_method(value: Value, name: str) -> FunctionInfo | None:
+    """The method `name` (a dunder) of the class of this file that `value` is an instance of."""
+    cls = value.callee
+    if value.has(Flag.INSTANCE) and isinstance(cls, ClassInfo):
+        return cls.method(name)
+    return None
 
 
 def rest_bindings(info: FunctionInfo, call: cst.Call, positional: list[Value],

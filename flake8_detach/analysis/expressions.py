@@ -163,9 +163,10 @@ class ExpressionEvaluator:
         self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
         base = self.eval(node.value, env)
         index_value: cst.BaseExpression | None = None
+        key_value = EMPTY
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
-                self.eval(element.slice.value, env)
+                key_value = self.eval(element.slice.value, env)
                 index_value = element.slice.value
             elif isinstance(element.slice, cst.Slice):
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
@@ -182,6 +183,9 @@ class ExpressionEvaluator:
                 return base.items[index]
         if base.has(Flag.MODULE):
             return Value(Flag.MODULE).with_device_of(base)
+        item = self.interp.calls.item(base, node, key_value) if len(node.slice) == 1 else None
+        if item is not None:  # `bag[i]` of a class of this file: its `__getitem__`
+            return item
         if base.has(Flag.FRAME):  # `df[cols]`, `df.iloc[:, :-1]`: rows and columns keep their dtypes
             return Value(frames.FRAME | base.dtype)
         if not base.is_tensor_like and (base.has(Flag.NDARRAY) or not base.has(Flag.CONTAINER)):
@@ -356,7 +360,7 @@ class ExpressionEvaluator:
 
     def _comprehension(self, comp: cst.CompFor, inner: Env, outer: Env) -> None:
         iterable = self.eval(comp.iter, outer)
-        self.interp.assign(comp.target, iterable.element(), inner)
+        self.interp.assign(comp.target, self.interp.calls.elements(iterable, comp.iter), inner)
         for condition in comp.ifs:
             self.eval(condition.test, inner)
         if comp.inner_for_in is not None:
@@ -367,6 +371,11 @@ class ExpressionEvaluator:
             self.facts.self_names.add(node)
         self.interp.aliases.note_read(node.value, env)
         found = env.lookup(node.value)
+        if self.interp.module_names.attrs and node.value in self.interp.module_names.attrs:
+            # A name some function assigns through `global`: what it may hold after those calls.
+            written = self.interp.summaries.read_field(self.interp.module_names, node.value,
+                                                       self.interp.current_function)
+            found = (found or EMPTY).merge(written or EMPTY)
         if found is not None and (found.flags or not sem.is_device_name(node.value)):
             if found.callee is not None and isinstance(found.callee, FunctionInfo):
                 found.callee.references += 1  # a call counts one call too; anything else escapes

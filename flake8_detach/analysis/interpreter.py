@@ -88,6 +88,9 @@ class Interpreter:
         # Computing what the file exports (analysis/exports.py): every function is analysed for
         # callers the file does not show, called in the file or not.
         self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls)
+        # The module's names that functions assign through `global`, as the fields of a class
+        # (joined over every write, their readers analysed again when one grows).
+        self.module_names = ClassInfo("<module>", is_module=False)
         self.classes: list[ClassInfo] = []
         # Records of the module's own definitions, kept when a later round walks it again.
         self.definitions: dict[cst.CSTNode, FunctionInfo | ClassInfo] = {}
@@ -246,12 +249,13 @@ class Interpreter:
             return f"{info.cls.name}.{info.node.name.value}"
         return None
 
-    def call_function(self, info: FunctionInfo, call: cst.Call | cst.Attribute, positional: list[Value],
+    def call_function(self, info: FunctionInfo, call: cst.CSTNode, positional: list[Value],
                        keywords: dict[str, Value]) -> Value:
         """Bind the call's arguments into the summary of `info` for this calling context, analyse
         it if that is new or its inputs grew, and return what it returns.
 
-        `call` is an attribute for a property read (`client.loss`), which passes nothing.
+        `call` is the node that calls: a `Call`, an attribute for a property read (`client.loss`),
+        a subscript for `__getitem__` (`bag[i]`), the iterable of a loop for `__iter__`.
         """
         names, keyword_names = info.parameter_names()
         info.calls += 1

@@ -126,7 +126,7 @@ class Alias:
 class Env:
     """Names visible in one scope; reads fall back to the enclosing scope."""
 
-    __slots__ = ("aliases", "cls", "parent", "pending_writes", "rebound", "self_name", "vars")
+    __slots__ = ("aliases", "cls", "globals", "parent", "pending_writes", "rebound", "self_name", "vars")
 
     def __init__(self, parent: Env | None = None, self_name: str | None = None,
                  cls: ClassInfo | None = None) -> None:
@@ -139,6 +139,7 @@ class Env:
         self.pending_writes: dict[str, list[AliasWrite]] = {}
         # names an assignment here bound (a parameter rebound this way is a local object)
         self.rebound: set[str] = set()
+        self.globals: frozenset[str] = frozenset()  # names this function declares `global`
 
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self

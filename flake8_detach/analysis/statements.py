@@ -121,8 +121,11 @@ class StatementExecutor:
             self.exec_block(orelse.body, env)
 
     def _exec_for(self, node: cst.For, env: Env) -> None:
-        iterable = self.interp.eval(node.iter, env)
-        self._loop(env, node.body, lambda: self.assign(node.target, iterable.element(), env))
+        items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
+        if _takes_the_first(node.body):  # `for images, labels in loader: break`: one batch, kept
+            self.assign(node.target, items, env)
+            return
+        self._loop(env, node.body, lambda: self.assign(node.target, items, env))
         freeze = loop_freeze(node)
         if freeze is not None:
             self._set_frozen(*freeze, env)
@@ -376,8 +379,23 @@ class StatementExecutor:
             self.interp.aliases.note_return(node.value, env)
 
     # -------------------------------------------------------------- bindings
+    def _exec_global(self, node: cst.Global, env: Env) -> None:
+        """`global best`: the function's assignments to `best` are the module's (`module_names`)."""
+        env.globals = env.globals | {item.name.value for item in node.names}
+
+    def _assign_global(self, name: str, value: Value) -> None:
+        """A function assigns a module name: joined with its other writes, and the module's
+        statements (and the functions that read it) are walked again if it grew."""
+        names = self.interp.module_names
+        before = names.attrs.get(name)
+        self.interp.summaries.write_field(names, name, value)
+        if names.attrs.get(name) is not before:
+            self.interp.summaries.module_dirty = True
+
     def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
-        if isinstance(target, cst.Name):
+        if isinstance(target, cst.Name) and target.value in env.globals:
+            self._assign_global(target.value, value)
+        elif isinstance(target, cst.Name):
             env.vars[target.value] = value
             self.interp.aliases.forget(target.value, env)
             if target.value in self.attribute_owners:  # a new object: the old one's attributes go
@@ -459,6 +477,7 @@ class StatementExecutor:
 
 # One method per kind of statement (libcst's node classes are final: the exact type is the key).
 _EXECUTORS: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
+    cst.Global: StatementExecutor._exec_global,
     cst.SimpleStatementLine: StatementExecutor._exec_line,
     cst.SimpleStatementSuite: StatementExecutor._exec_line,
     cst.If: StatementExecutor._exec_if,
@@ -495,6 +514,17 @@ def _is_object_base(base: cst.BaseExpression) -> bool:
 
 
 _LEAVING = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _takes_the_first(body: cst.BaseSuite) -> bool:
+    """A loop whose body is `break` (the notebook idiom for one batch): its target holds the first
+    element afterwards, not what the name held before (an empty loader is no use case)."""
+    statements = body.body
+    if len(statements) != 1:
+        return False
+    only = statements[0]
+    small = only.body if isinstance(only, cst.SimpleStatementLine) else [only]
+    return len(small) == 1 and isinstance(small[0], cst.Break)
 
 
 def _always_leaves(body: cst.BaseSuite) -> bool:

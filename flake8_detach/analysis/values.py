@@ -203,6 +203,9 @@ class Value:
             return merge_all(self.items)
         if self.flags & Flag.NDARRAY and not self.is_tensor_like:
             return Value(Flag.NDARRAY | self.flags & DTYPES)  # a row of an array: the same dtype
+        if self.flags & Flag.MODULE_HINT and not self.is_tensor_like:
+            # `generator, discriminator = torch.load(path)`: each may be a model (if called).
+            return Value(Flag.MODULE_HINT)
         # Iterating or indexing a tensor yields tensors with the same flags.
         return self.tensor_part()
 

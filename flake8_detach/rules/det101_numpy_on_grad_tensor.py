@@ -129,6 +129,9 @@ def grad_numpy_sites(facts: Facts) -> Iterator[GradNumpySite]:
         if not value.may_require_grad:
             continue
         note, related = call_site_note(value)
-        # Only a parameter nothing in the file passes: no call site, no grad evidence.
-        caller_dependent = not note and not value.has(Flag.GRAD)
+        # No grad evidence: only a caller outside what the file shows can make it require grad.
+        # A call site's note alone is none: a call that passes a tensor on the GPU, joined with
+        # the method's analysis for unseen callers (a parameter of unknown origin), is not a call
+        # that passes a tensor that requires grad (dlwpt's clusterSegmentationOutput).
+        caller_dependent = not value.has(Flag.GRAD)
         yield GradNumpySite(call, note, related, caller_dependent)
