@@ -508,3 +508,22 @@ def test_a_loaded_model_called_through_forward_is_a_model(loaded: str) -> None:
     assert lines(source) == [(5, "DET103")]
     # Not called: a checkpoint's entries say nothing.
     assert lines(f"import torch\n{loaded}\nprint(generator.data)\n") == []
+
+
+def test_nonlocal_and_context_manager_values_and_record_unpacking() -> None:
+    """Three constructs the carrier matrix found lost (tests/test_heap.py has them in every
+    combination): a `nonlocal` write, what a `@contextmanager` generator yields to `as`, and a
+    namedtuple instance unpacked."""
+    head = "import collections\nimport contextlib\nimport torch\nnet = torch.nn.Linear(2, 2)\nx = torch.ones(2)\n"
+    nonlocal_write = (
+        "def outer():\n    kept = None\n\n    def keep():\n        nonlocal kept\n        kept = net(x)\n\n"
+        "    keep()\n    return kept\n\n\nprint(outer().numpy())\n"
+    )
+    assert lines(head + nonlocal_write) == [(17, "DET101")]
+    assert lines(head + nonlocal_write.replace("kept = net(x)", "kept = net(x).detach()")) == []
+    managed = "@contextlib.contextmanager\ndef opened():\n    yield net(x)\n\n\nwith opened() as held:\n    print(held.numpy())\n"
+    assert lines(head + managed) == [(12, "DET101")]
+    assert lines(head + managed.replace("yield net(x)", "yield net(x).detach()")) == []
+    record = "Pair = collections.namedtuple('Pair', 'out n')\nout, n = Pair(net(x), 0)\nprint(out.numpy())\nprint(n)\n"
+    assert lines(head + record) == [(8, "DET101")]
+    assert lines(head + record.replace("Pair(net(x), 0)", "Pair(0, net(x))")) == []

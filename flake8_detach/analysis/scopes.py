@@ -126,7 +126,8 @@ class Alias:
 class Env:
     """Names visible in one scope; reads fall back to the enclosing scope."""
 
-    __slots__ = ("aliases", "cls", "globals", "parent", "pending_writes", "rebound", "self_name", "vars")
+    __slots__ = ("aliases", "cls", "enclosing", "globals", "parent", "pending_writes", "rebound", "self_name",
+                 "vars")
 
     def __init__(self, parent: Env | None = None, self_name: str | None = None,
                  cls: ClassInfo | None = None) -> None:
@@ -140,6 +141,7 @@ class Env:
         # names an assignment here bound (a parameter rebound this way is a local object)
         self.rebound: set[str] = set()
         self.globals: frozenset[str] = frozenset()  # names this function declares `global`
+        self.enclosing: dict[str, Env] = {}  # names it declares `nonlocal`: the scope that holds each
 
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self

@@ -26,7 +26,7 @@ from .guards import (
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params
+from .syntax import all_params, dotted
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class StatementExecutor:
         interp = self.interp
         saved = interp.grad_enabled, interp.autocast, interp.in_autocast
         for item in node.items:
-            interp.eval(item.item, env)
+            entered = interp.eval(item.item, env)
             mode = interp.grad_mode_of(item.item)
             if mode is not None:
                 interp.grad_enabled = mode
@@ -171,7 +171,7 @@ class StatementExecutor:
                 interp.in_autocast = autocast >= 0
                 interp.autocast = max(autocast, 0)
             if item.asname is not None:
-                self.assign(item.asname.name, EMPTY, env)
+                self.assign(item.asname.name, _yielded_by_context_manager(item.item, entered, env), env)
         try:
             self.exec_block(node.body, env)
         finally:
@@ -379,6 +379,23 @@ class StatementExecutor:
             self.interp.aliases.note_return(node.value, env)
 
     # -------------------------------------------------------------- bindings
+    def _record(self, value: Value) -> tuple[ClassInfo, list[str]] | None:
+        """The record class (a namedtuple) `value` is an instance of, and its fields in order."""
+        cls = value.callee
+        if not value.has(Flag.INSTANCE) or not isinstance(cls, ClassInfo):
+            return None
+        fields = self.interp.heap.record_fields.get(cls)
+        return None if fields is None else (cls, fields)
+
+    def _exec_nonlocal(self, node: cst.Nonlocal, env: Env) -> None:
+        """`nonlocal kept`: assignments to `kept` are the enclosing function's."""
+        for item in node.names:
+            scope = env.parent
+            while scope is not None and item.name.value not in scope.vars:
+                scope = scope.parent
+            if scope is not None and scope.parent is not None:  # not the module's: that is `global`
+                env.enclosing = {**env.enclosing, item.name.value: scope}
+
     def _exec_global(self, node: cst.Global, env: Env) -> None:
         """`global best`: the function's assignments to `best` are the module's (`module_names`)."""
         env.globals = env.globals | {item.name.value for item in node.names}
@@ -395,6 +412,9 @@ class StatementExecutor:
     def assign(self, target: cst.BaseExpression, value: Value, env: Env) -> None:
         if isinstance(target, cst.Name) and target.value in env.globals:
             self._assign_global(target.value, value)
+        elif isinstance(target, cst.Name) and target.value in env.enclosing:
+            scope = env.enclosing[target.value]  # joined: the inner function may run or not
+            scope.vars[target.value] = (scope.vars.get(target.value) or EMPTY).merge(value)
         elif isinstance(target, cst.Name):
             env.vars[target.value] = value
             self.interp.aliases.forget(target.value, env)
@@ -404,8 +424,13 @@ class StatementExecutor:
                     del env.vars[key]
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
+            record = self._record(value)
             if value.items is not None and len(value.items) == len(elements):
                 parts = list(value.items)
+            elif record is not None and len(record[1]) == len(elements):  # `a, b = Pair(t, 0)`
+                cls, fields = record
+                parts = [self.interp.summaries.read_field(cls, name, self.interp.current_function) or EMPTY
+                         for name in fields]
             else:
                 parts = [value.element()] * len(elements)
             for element, part in zip(elements, parts):
@@ -478,6 +503,7 @@ class StatementExecutor:
 # One method per kind of statement (libcst's node classes are final: the exact type is the key).
 _EXECUTORS: dict[type[cst.CSTNode], Callable[[StatementExecutor, Any, Env], None]] = {
     cst.Global: StatementExecutor._exec_global,
+    cst.Nonlocal: StatementExecutor._exec_nonlocal,
     cst.SimpleStatementLine: StatementExecutor._exec_line,
     cst.SimpleStatementSuite: StatementExecutor._exec_line,
     cst.If: StatementExecutor._exec_if,
@@ -514,6 +540,19 @@ def _is_object_base(base: cst.BaseExpression) -> bool:
 
 
 _LEAVING = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _yielded_by_context_manager(context: cst.BaseExpression, entered: Value, env: Env) -> Value:
+    """`with opened() as v` of a `@contextmanager` generator of this file: what it yields; of
+    anything else, nothing known (what `__enter__` returns is not followed)."""
+    if not (isinstance(context, cst.Call) and isinstance(context.func, cst.Name)):
+        return EMPTY
+    function = env.lookup(context.func.value)
+    info = function.callee if function is not None else None
+    if not isinstance(info, FunctionInfo) or not any(
+            (dotted(decorator.decorator) or "").rsplit(".", 1)[-1] == "contextmanager" for decorator in info.node.decorators):
+        return EMPTY
+    return entered.element()
 
 
 def _takes_the_first(body: cst.BaseSuite) -> bool:
