@@ -28,8 +28,6 @@ PAGE = REPO / "docs" / "conformance.md"
 REASONS: dict[str, str] = {
     "functools_partial": "a `functools.partial` object is not followed to the function it wraps and "
                          "the arguments it binds",
-    "lambda_in_dict": "a lambda is followed through a name (`get = lambda: ...`), not through a "
-                      "container that holds it",
     "setattr_getattr": "`setattr`/`getattr` with a constant name are not read as `obj.name`",
 }
 UNPROVEN = {

@@ -527,3 +527,15 @@ def test_nonlocal_and_context_manager_values_and_record_unpacking() -> None:
     record = "Pair = collections.namedtuple('Pair', 'out n')\nout, n = Pair(net(x), 0)\nprint(out.numpy())\nprint(n)\n"
     assert lines(head + record) == [(8, "DET101")]
     assert lines(head + record.replace("Pair(net(x), 0)", "Pair(0, net(x))")) == []
+
+
+def test_zip_of_starred_rows_keeps_the_columns_apart() -> None:
+    """RL-Adventure's replay buffers: `batch = zip(*samples)` of (state, action, ...) tuples; the
+    states column holds the NumPy observations, not the actions (a tensor on the GPU)."""
+    head = (
+        "import numpy as np\nimport torch\nnet = torch.nn.Linear(2, 2).cuda()\n"
+        "rows = [(np.ones(2), net(torch.ones(2).cuda()))]\n"
+    )
+    assert lines(head + "states, outs = zip(*rows)\nprint(np.concatenate(states))\n") == []
+    assert lines(head + "states, outs = zip(*rows)\nprint(np.concatenate(outs))\n") == [(6, "DET106")]
+    assert lines(head + "columns = list(zip(*rows))\nprint(np.concatenate(columns[1]))\n") == [(6, "DET106")]

@@ -402,6 +402,11 @@ class CallEvaluator:
             return first.element()
         if name == "enumerate":
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, first.element())))
+        if name == "zip" and node is not None and len(node.args) == 1 and node.args[0].star == "*" and (
+                positional[0].items is not None):
+            # `states, actions = zip(*transitions)`: the columns of rows of known fields, each apart.
+            columns = tuple(Value(Flag.CONTAINER, elem=field) for field in positional[0].items)
+            return Value(Flag.CONTAINER, items=columns, elem=merge_all(list(columns)))
         if name == "zip":
             items = tuple(value.element() for value in positional)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=items, elem=merge_all(list(items))))

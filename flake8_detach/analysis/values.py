@@ -165,12 +165,13 @@ class Value:
         return self.with_flags(remove=Flag.DEVICE)
 
     def merge(self, other: Value) -> Value:
-        # `other == EMPTY and other.elem is None`, without the dataclass's generated `__eq__`
-        # (a million calls on a large project): nothing on either side adds anything.
-        if other is self or (not other.flags and other.elem is None and other.items is None and not other.objs
-                             and other.device_if is None):
+        # `other == EMPTY`, without the dataclass's generated `__eq__` (a million calls on a large
+        # project): nothing on either side adds anything. `callee` counts although `__eq__` skips
+        # it: a lambda's value has nothing else, and a merge that dropped it lost the lambda
+        # (`{"f": lambda t: t}`, a lambda kept in a dict).
+        if other is self or _blank(other):
             return self
-        if not self.flags and self.elem is None and self.items is None and not self.objs and self.device_if is None:
+        if _blank(self):
             return other
         items = None
         if self.items is not None and other.items is not None and len(self.items) == len(other.items):
@@ -251,6 +252,12 @@ WALK = threading.local()
 
 def _thawed_module(value: Value) -> bool:
     return value.has(Flag.MODULE | Flag.MODULE_HINT) and not value.has(Flag.FROZEN)
+
+
+def _blank(value: Value) -> bool:
+    """Whether `value` adds nothing to a merge: EMPTY's compared fields, no element, no callee."""
+    return (not value.flags and value.elem is None and value.items is None and not value.objs
+            and value.device_if is None and value.callee is None)
 
 
 def merge_all(values: Iterable[Value]) -> Value:
