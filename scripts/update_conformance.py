@@ -26,8 +26,6 @@ EXPECTED = REPO / "tests" / "conformance" / "expected.json"
 PAGE = REPO / "docs" / "conformance.md"
 # Why a carrier is below 1.00, one line each (checked: a reason for a carrier at 1.00 fails the test).
 REASONS: dict[str, str] = {
-    "functools_partial": "a `functools.partial` object is not followed to the function it wraps and "
-                         "the arguments it binds",
     "setattr_getattr": "`setattr`/`getattr` with a constant name are not read as `obj.name`",
 }
 UNPROVEN = {

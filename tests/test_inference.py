@@ -539,3 +539,12 @@ def test_zip_of_starred_rows_keeps_the_columns_apart() -> None:
     assert lines(head + "states, outs = zip(*rows)\nprint(np.concatenate(states))\n") == []
     assert lines(head + "states, outs = zip(*rows)\nprint(np.concatenate(outs))\n") == [(6, "DET106")]
     assert lines(head + "columns = list(zip(*rows))\nprint(np.concatenate(columns[1]))\n") == [(6, "DET106")]
+
+
+def test_a_partial_of_a_function_of_the_file_calls_it_with_its_bound_arguments_first() -> None:
+    head = "import functools\nimport torch\nnet = torch.nn.Linear(2, 2)\n\n\ndef scaled(factor, t):\n    return t * factor\n\n\n"
+    assert lines(head + "double = functools.partial(scaled, 2)\nprint(double(net(torch.ones(2))).numpy())\n") == [(11, "DET101")]
+    # The bound argument is the grad tensor; the call passes a plain number.
+    bound = "double = functools.partial(scaled, t=net(torch.ones(2)))\nprint(double(2).numpy())\n"
+    assert lines(head + bound) == [(11, "DET101")]
+    assert lines(head + "double = functools.partial(scaled, 2)\nprint(double(torch.ones(2)).numpy())\n") == []

@@ -7,6 +7,7 @@ the tables in :mod:`.semantics`, and functions defined in the module are analyse
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -262,6 +263,10 @@ class CallEvaluator:
                     name: str | None, node: cst.Call | None = None) -> Value:
         if callee.has(Flag.MODULE_CLASS):
             return Value(Flag.MODULE)
+        if isinstance(callee.callee, PartialCall) and node is not None:  # `double(x)` of a partial
+            bound = callee.callee
+            return self._call_defined(bound.function, node, [*bound.positional, *positional],
+                                      {**dict(bound.keywords), **keywords})
         dunder_call = self._dunder_call(callee)
         if dunder_call is not None and node is not None:  # `loss_fn(out, y)`: the class's `__call__`
             return self._call_defined(dunder_call, node, positional, keywords)
@@ -447,6 +452,8 @@ class CallEvaluator:
             return Value(Flag.AXES)
         if qualified == "itertools.chain":  # the elements of every iterable passed, in turn
             return Value(Flag.CONTAINER, elem=merge_all([value.element() for value in positional]))
+        if qualified == "functools.partial" and positional and isinstance(positional[0].callee, FunctionInfo):
+            return Value(callee=PartialCall(positional[0].callee, tuple(positional[1:]), tuple(keywords.items())))
         if qualified == "itertools.chain.from_iterable":  # the elements of each iterable it yields
             return Value(Flag.CONTAINER, elem=merge_all([value.element().element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
@@ -848,6 +855,16 @@ def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
 def _passed_tensors(arguments: list[Value]) -> Value:
     """What a call's arguments pass on as tensors, joined."""
     return merge_all([value.tensor_part() for value in arguments])
+
+
+@dataclass(frozen=True)
+class PartialCall:
+    """`functools.partial(f, a, k=b)` of a function of this file: calling it calls `f` with these
+    arguments first."""
+
+    function: FunctionInfo
+    positional: tuple[Value, ...]
+    keywords: tuple[tuple[str, Value], ...]
 
 
 def instance_method(value: Value, name: str) -> FunctionInfo | None:
