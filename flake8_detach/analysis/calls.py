@@ -97,10 +97,9 @@ class CallEvaluator:
                     foreign = self._foreign_call(env.cls, method, node, positional, keywords)
                     if foreign is not None:  # `self.sample()` defined by a base class of another file
                         return foreign
-            if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
-                info = receiver.callee.method(method)  # `client.score(x)`: the class's method
-                if info is not None:
-                    return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
+            info = instance_method(receiver, method)  # `client.score(x)`: the class's method
+            if info is not None:
+                return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
             if isinstance(receiver.callee, ClassInfo) and not receiver.has(Flag.INSTANCE):
                 info = receiver.callee.method(method)  # `Util.scale(x)`: a static or class method
                 if info is not None and (is_static(info.node) or is_classmethod(info.node)):
@@ -216,9 +215,7 @@ class CallEvaluator:
         dataset = positional[0] if positional else keywords.get("dataset", EMPTY)
         item: Value | None = None
         if dataset.has(Flag.INSTANCE) and isinstance(dataset.callee, ClassInfo):
-            getitem = dataset.callee.method("__getitem__")
-            if getitem is not None:
-                item = self.interp.call_function(getitem, node, [EMPTY], {})
+            item = self.item(dataset, node, EMPTY)
         elif dataset.has(Flag.CONTAINER) and not dataset.is_tensor_like:
             item = dataset.element()
         return unknown if item is None else self._collated(item, node)
@@ -314,8 +311,9 @@ class CallEvaluator:
             return iterable.element()
         return self._call_defined(method, node, [], {}).element()
 
-    def item(self, container: Value, node: cst.Subscript, index: Value) -> Value | None:
-        """`bag[i]` of an instance of a class of this file: its `__getitem__`'s return value."""
+    def item(self, container: Value, node: cst.CSTNode, index: Value) -> Value | None:
+        """`bag[i]` of an instance of a class of this file (`node` the subscript, or a loader's
+        call reading its dataset): its `__getitem__`'s return value."""
         method = instance_method(container, "__getitem__")
         return None if method is None else self.interp.call_function(method, node, [index], {})
 
@@ -326,9 +324,7 @@ class CallEvaluator:
         get this call's grad mode. The output stays the module's (a tensor that requires grad
         where grad is on): the forward's own return value may be less than the analysis knows."""
         cls = module.callee
-        if not (module.has(Flag.INSTANCE) and isinstance(cls, ClassInfo) and cls.is_module):
-            return
-        forward = cls.method("forward")
+        forward = instance_method(module, "forward") if isinstance(cls, ClassInfo) and cls.is_module else None
         if forward is not None:
             self._call_defined(forward, node, positional, keywords)
 
@@ -868,7 +864,8 @@ class PartialCall:
 
 
 def instance_method(value: Value, name: str) -> FunctionInfo | None:
-    """The method `name` (a dunder) of the class of this file that `value` is an instance of."""
+    """The method `name` of the class of this file that `value` is an instance of (as Python
+    finds it: its bases of this file too)."""
     cls = value.callee
     if value.has(Flag.INSTANCE) and isinstance(cls, ClassInfo):
         return cls.method(name)

@@ -26,7 +26,7 @@ from .guards import (
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, dotted
+from .syntax import all_params, decorator_name
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
@@ -394,7 +394,7 @@ class StatementExecutor:
             while scope is not None and item.name.value not in scope.vars:
                 scope = scope.parent
             if scope is not None and scope.parent is not None:  # not the module's: that is `global`
-                env.enclosing = {**env.enclosing, item.name.value: scope}
+                env.enclosing[item.name.value] = scope
 
     def _exec_global(self, node: cst.Global, env: Env) -> None:
         """`global best`: the function's assignments to `best` are the module's (`module_names`)."""
@@ -550,7 +550,7 @@ def _yielded_by_context_manager(context: cst.BaseExpression, entered: Value, env
     function = env.lookup(context.func.value)
     info = function.callee if function is not None else None
     if not isinstance(info, FunctionInfo) or not any(
-            (dotted(decorator.decorator) or "").rsplit(".", 1)[-1] == "contextmanager" for decorator in info.node.decorators):
+            (decorator_name(decorator) or "").rsplit(".", 1)[-1] == "contextmanager" for decorator in info.node.decorators):
         return EMPTY
     return entered.element()
 

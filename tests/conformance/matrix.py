@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from test_exports import STORE
 from test_heap import CARRIERS as HEAP_CARRIERS
 
 PRELUDE = textwrap.dedent("""\
@@ -109,20 +110,7 @@ def _other_file_function(value: str, suffix: str) -> tuple[str, str, Files]:
 def _other_file_method(value: str, suffix: str) -> tuple[str, str, Files]:
     """A method of another file's class keeps what one call stores and another returns."""
     module = f"store{suffix}"
-    text = textwrap.dedent("""\
-        import torch
-
-
-        class Store:
-            def __init__(self):
-                self.items = []
-
-            def add(self, t):
-                self.items.append(t)
-
-            def last(self):
-                return self.items[-1]
-    """)
+    text = textwrap.dedent(STORE).lstrip("\n")
     return f"from {module} import Store\n\nbox{suffix} = Store()\nbox{suffix}.add({value})\n", f"box{suffix}.last()", {
         f"{module}.py": text}
 
