@@ -20,9 +20,10 @@ from .analysis.facts import Facts
 from .analysis.imports import ImportTable
 from .analysis.interpreter import Interpreter
 from .analysis.project import ProjectView
+from .ast_bridge import BridgedModule, Unbridgeable
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixing.rewrites import restyle
-from .parsing import parse, without_cyclic_gc
+from .parsing import bridged, parse, without_cyclic_gc
 from .place import Place, current_place, located
 from .positions import start_positions, statement_start_positions
 from .rules import selected_rules
@@ -84,13 +85,14 @@ def project_of(place: Place | None, source: str | None) -> ProjectView | None:
 @without_cyclic_gc
 def analyze_module(
     module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None,
-    place: Place | None = None, project: ProjectView | None = None,
+    place: Place | None = None, project: ProjectView | None = None, bridged: BridgedModule | None = None,
 ) -> Analysis:
     """Run the selected rules over an already parsed module.
 
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
     the statements that hold a diagnostic only. With its ``place`` (or the ``project`` view of
-    it), imports of the project's own modules are read from their summaries.
+    it), imports of the project's own modules are read from their summaries. A module built from
+    the `ast` tree (``bridged``) gives its positions itself, or raises :class:`Unbridgeable`.
     """
     rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
@@ -108,7 +110,9 @@ def analyze_module(
             findings = [restyle(finding, settings.fix_style) for finding in findings]
         wanted = [finding.node for finding in findings]
         wanted += [finding.related for finding in findings if finding.related is not None]
-        if source is not None and tree is not None:
+        if bridged is not None:
+            positions = _bridged_positions(bridged, wanted)
+        elif source is not None and tree is not None:
             positions = statement_start_positions(module, wanted, facts.top_statements, source, tree)
         else:
             positions = start_positions(module, wanted)
@@ -192,8 +196,29 @@ def report_lines(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.A
 
 def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
                   place: Place | None = None, project: ProjectView | None = None) -> list[Diagnostic]:
-    diagnostics = analyze_module(parse(source, tree), settings, source, tree, place, project).diagnostics
+    """The diagnostics of the tree built from flake8's `ast` tree (ast_bridge.py: no libcst parse),
+    or of libcst's own tree where the bridge cannot say something (a construct it does not
+    build, a position `ast` does not give)."""
+    diagnostics: list[Diagnostic] | None = None
+    built = bridged(source, tree)
+    if built is not None:
+        try:  # a fall-back run asks the project the same questions: the witness stays what it needs
+            diagnostics = analyze_module(built.module, settings, source, tree, place, project, built).diagnostics
+        except Unbridgeable:
+            pass
+    if diagnostics is None:
+        diagnostics = analyze_module(parse(source, tree), settings, source, tree, place, project).diagnostics
     return [replace(diagnostic, fix=None) for diagnostic in diagnostics]
+
+
+def _bridged_positions(bridged: BridgedModule, nodes: list[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:
+    positions = {}
+    for node in nodes:
+        start = bridged.start(node)
+        if start is None:
+            raise Unbridgeable(f"no position for a {type(node).__name__}")
+        positions[node] = start
+    return positions
 
 
 def check_source(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None) -> list[Diagnostic]:

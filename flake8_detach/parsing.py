@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 import libcst as cst
 from libcst._nodes.base import CSTNode
 
+from .ast_bridge import BridgedModule, Unbridgeable, bridge
 from .diagnostics import AnalysisError
 
 
@@ -152,3 +153,25 @@ def parse(source: str, tree: ast.AST | None = None) -> cst.Module:
         raise AnalysisError("the file is nested too deeply to parse") from error
     except Exception as error:
         raise AnalysisError(f"libcst cannot parse this file: {type(error).__name__}: {error}") from error
+
+
+def quiet_ast_parse(source: str) -> ast.Module:
+    """``ast.parse``, its SyntaxWarnings (invalid escapes) silenced: not ours to report."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
+
+
+def bridged(source: str, tree: ast.AST | None = None) -> BridgedModule | None:
+    """libcst's tree of ``source`` built from its `ast` tree (ast_bridge.py), None where the bridge
+    cannot build it (then :func:`parse` does); refused, as :func:`parse` refuses it, when nested
+    too deeply."""
+    try:
+        module_tree = tree if isinstance(tree, ast.Module) else quiet_ast_parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    _refuse_deep_nesting(source, module_tree)
+    try:
+        return bridge(module_tree, source)
+    except Unbridgeable:
+        return None

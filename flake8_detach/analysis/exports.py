@@ -19,10 +19,10 @@ from typing import Any
 from ..screening import TORCH_IMPORT
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "4"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "5"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
-        | Flag.NOT_TENSOR | DTYPES)
+        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
 
 
 @dataclass(frozen=True)
@@ -36,17 +36,36 @@ class ForeignClass:
     site: int | None = None
 
 
-def encode(value: Value) -> list[int]:
+# How deep an export keeps a tuple's items (`return output, masks`: a tensor and a dict of them).
+ITEM_DEPTH = 2
+MAX_ITEMS = 8
+
+
+def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
+    """[flags, an element's flags] and, for a tuple of known length, each item's encoding: what
+    unpacking `output, masks = net.forward_masks(x)` in another file needs to keep them apart."""
     element = value.element() if value.has(Flag.CONTAINER) else None
-    return [value.flags & KEPT, element.flags & KEPT if element is not None else 0]
+    encoded: list[Any] = [value.flags & KEPT, element.flags & KEPT if element is not None else 0]
+    if depth and value.items is not None and len(value.items) <= MAX_ITEMS:
+        encoded.append([encode(item, depth - 1) for item in value.items])
+    return encoded
 
 
 def decode(encoded: Any, origin: str) -> Value | None:
-    if not (isinstance(encoded, list) and len(encoded) == 2 and all(isinstance(part, int) for part in encoded)):
+    if not (isinstance(encoded, list) and len(encoded) in (2, 3)
+            and all(isinstance(part, int) for part in encoded[:2])):
         return None
-    flags, element = encoded
+    flags, element = encoded[0], encoded[1]
+    items = None
+    if len(encoded) == 3:
+        if not isinstance(encoded[2], list):
+            return None
+        decoded = [decode(item, origin) for item in encoded[2]]
+        if any(item is None for item in decoded):
+            return None
+        items = tuple(item for item in decoded if item is not None)
     keep = origin if flags & TENSOR_FLOW else None
-    return Value(flags & KEPT, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
+    return Value(flags & KEPT, items, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
 
 
 def compute_exports(source: str, view: Any) -> dict[str, Any]:
@@ -55,7 +74,6 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     its calls pass to other project files' functions (for their analysis: `outgoing`)."""
     import libcst as cst
 
-    from ..parsing import parse_unvalidated
     from .imports import ImportTable
     from .interpreter import Interpreter
 
@@ -63,7 +81,7 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     if not TORCH_IMPORT.search(source):  # what the import table would find, without libcst's parse
         return empty
     try:
-        module = parse_unvalidated(source)
+        module = _module_of(source)
         imports = ImportTable.from_module(module)
         if not imports.imports_torch:
             return empty
@@ -82,3 +100,16 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     finally:
         interpreter.heap.uninstall(previous)
     return {"returns": returns, "fields": fields, "outgoing": outgoing}
+
+
+def _module_of(source: str) -> Any:
+    """The file's libcst tree, built from its `ast` tree (ast_bridge.py: several times cheaper than
+    libcst's parse) unless the bridge cannot build it; ParserSyntaxError where neither parses."""
+    from ..diagnostics import AnalysisError
+    from ..parsing import bridged, parse_unvalidated
+
+    try:
+        built = bridged(source)
+    except AnalysisError as error:  # nested too deeply: no exports, as a RecursionError gives
+        raise RecursionError(str(error)) from error
+    return built.module if built is not None else parse_unvalidated(source)

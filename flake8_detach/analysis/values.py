@@ -59,6 +59,9 @@ class Flag:
     SKLEARN_ESTIMATOR = 1 << 33  # a scikit-learn estimator: its `fit`/`predict` convert their arguments
     FROZEN = 1 << 34  # a module whose parameters were all set requires_grad=False (freezing.py)
     FRAME = 1 << 35  # a pandas DataFrame or Series (with NOT_TENSOR): its dtype bits are its columns' (frames.py)
+    # A torchvision detection model, and what it returns (a list of dicts of tensors): the
+    # `labels` of each result are int64 class indices, which never require grad.
+    DETECTION = 1 << 36
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -119,7 +122,7 @@ class Value:
     def tensor_part(self, origin: str | None = None) -> Value:
         """The flags a tensor operation on this value passes to its result (its dtype too)."""
         flags = self.flags
-        kept = flags & (TENSOR_FLOW | DTYPES) if flags & TENSOR_FLOW else Flag.NONE
+        kept = flags & (TENSOR_FLOW | DTYPES | Flag.DETECTION) if flags & TENSOR_FLOW else Flag.NONE
         return Value(kept, origin=origin or self.origin, via=self.via, device_if=self.device_if)
 
     @property
