@@ -177,6 +177,9 @@ CARRIERS: dict[str, Carrier] = {
     "functools_partial": lambda v, k: ((f"import functools\n\n\ndef times{k}(t, factor):\n    return t * factor\n\n\n"
                                        f"double{k} = functools.partial(times{k}, factor=2)\n"), f"double{k}({v})"),
     "lambda_in_dict": lambda v, k: (f"ops{k} = {{'same': lambda t: t}}\n", f"ops{k}['same']({v})"),
+    "defaultdict_list": lambda v, k: (f"d{k} = collections.defaultdict(list)\nd{k}['a'].append({v})\n",
+                                      f"d{k}['a'][0]"),
+    "dict_rewritten": lambda v, k: (f"d{k} = {{'a': 0}}\nfor key{k} in d{k}:\n    d{k}[key{k}] = {v}\n", f"d{k}['a']"),
     "namedtuple_unpack": lambda v, k: (f"Pair{k} = collections.namedtuple('Pair{k}', 'a b')\nfirst{k}, _ = Pair{k}({v}, 0)\n",
                                        f"first{k}"),
     "nonlocal_write": lambda v, k: (_lines(f"""

@@ -43,6 +43,18 @@ class CallEvaluator:
         self.facts = interp.facts
         self.imports = interp.imports
 
+    @staticmethod
+    def _may_write_self(node: cst.Call, env: Env) -> bool:
+        """A call of a method of `self` (or `super()`'s), or one that is given `self`."""
+        if env.self_name is None:
+            return False
+        func = node.func
+        while isinstance(func, cst.Attribute):
+            func = func.value
+        if isinstance(func, cst.Name) and func.value == env.self_name or isinstance(func, cst.Call):
+            return True  # `self.reset()`, `self.head.reset()`, `super().__init__()`, `make()()`
+        return any(isinstance(arg.value, cst.Name) and arg.value.value == env.self_name for arg in node.args)
+
     def eval_call(self, node: cst.Call, env: Env) -> Value:
         func = node.func
         positional: list[Value] = []
@@ -58,6 +70,8 @@ class CallEvaluator:
             else:
                 positional.append(value)
         qualified = self.imports.resolve(func)
+        if qualified is None and self._may_write_self(node, env):
+            self.interp.statements.forget_fields()
         written = dotted(func)
         if qualified in self.interp.converting_functions or written in self.interp.converting_functions:
             self.facts.converting_calls.append(ConvertingCall(node, written or str(qualified), "convert"))
@@ -132,6 +146,19 @@ class CallEvaluator:
             if builtin is not None:
                 return builtin
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
+
+    def _default_dict(self, node: cst.Call) -> Value:
+        """`history = defaultdict(list)`: a dict whose missing keys give a fresh list, one heap
+        object for all of them (made by the factory's name), so `history["acc"].append(acc)`
+        then `plt.plot(history["acc"])` reads what was appended."""
+        heap = self.interp.heap
+        made = heap.allocate(node, Value(Flag.CONTAINER), {})
+        factory = node.args[0].value if node.args and node.args[0].keyword is None else None
+        if isinstance(factory, cst.Name) and factory.value in ("list", "set", "dict") and \
+                self.imports.resolve(factory) is None:
+            fresh = heap.allocate(factory, Value(Flag.CONTAINER), {} if factory.value == "dict" else None)
+            heap.store_item(made.objs, None, fresh)
+        return made
 
     def _namedtuple_class(self, node: cst.Call) -> Value:
         """`collections.namedtuple("Pair", "a b")`: a record class of this file whose fields hold
@@ -278,8 +305,8 @@ class CallEvaluator:
             if node is not None:
                 self._run_forward(callee, node, positional, keywords)
             grad = _frozen_output_grad(positional, keywords) if callee.has(Flag.FROZEN) else Flag.GRAD
-            output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional),
-                           origin=f"output of {name or 'a module'}")
+            output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional)
+                           | callee.flags & Flag.DETECTION, origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
                 self._note_module_clash(callee, node, positional, name)
@@ -419,6 +446,8 @@ class CallEvaluator:
                       keywords: dict[str, Value]) -> Value:
         if qualified == "collections.namedtuple":
             return self._namedtuple_class(node)
+        if qualified == "collections.defaultdict":
+            return self._default_dict(node)
         last = qualified.rsplit(".", 1)[-1]
         kind = sem.converting_kind(qualified)
         if kind is not None:
@@ -465,7 +494,7 @@ class CallEvaluator:
             return positional[0] if positional else EMPTY
         if qualified.startswith(sem.MODEL_FACTORIES) or qualified in sem.MODEL_LOADERS or (
                 sem.pretrained_gives_model(qualified)):
-            return Value(Flag.MODULE)
+            return Value(Flag.MODULE | (Flag.DETECTION if qualified.startswith(sem.DETECTION_MODELS) else 0))
         if qualified in sem.CHECKPOINT_LOADERS:
             return Value(Flag.MODULE_HINT)  # a model if the file calls it (`model(x)`), else a checkpoint
         project = self.interp.project
@@ -700,7 +729,7 @@ class CallEvaluator:
         if method in sem.VALUES_INDICES and (positional or "dim" in keywords):
             return sem.values_indices(receiver)
         result = receiver.tensor_part()
-        for value in positional:
+        for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
@@ -778,6 +807,8 @@ class CallEvaluator:
             return dt.dtype_named(positional[0])  # `t.view(torch.int16)`: the same bytes read as int16
         if method == "type_as":
             return positional[0].dtype if positional else 0
+        if method in sem.SHAPE_ARGUMENT_METHODS:
+            return receiver.dtype
         if method in dt.MATMUL_FUNCTIONS and positional and isinstance(node.func, cst.Attribute):
             written = [arg for arg in node.args if arg.keyword is None]
             if written:

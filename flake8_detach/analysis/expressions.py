@@ -183,6 +183,8 @@ class ExpressionEvaluator:
                 return base.items[index]
         if base.has(Flag.MODULE):
             return Value(Flag.MODULE).with_device_of(base)
+        if base.has(Flag.DETECTION) and index_value is not None and constant_key(index_value) in sem.DETECTION_INTEGER_KEYS:
+            return Value(Flag.TENSOR | Flag.INTEGER).with_device_of(base)  # `pred[0]["labels"]`: class indices
         item = self.interp.calls.item(base, node, key_value) if len(node.slice) == 1 else None
         if item is not None:  # `bag[i]` of a class of this file: its `__getitem__`
             return item
@@ -439,6 +441,9 @@ class ExpressionEvaluator:
         cls = None
         if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
             cls = env.cls
+            known = self.interp.statements.field_written(attr)
+            if known is not None:
+                return known
             known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
             if known is None:  # `self.device` set by a base class of another project file
                 known = self.interp.foreign_member(cls, attr, "fields")

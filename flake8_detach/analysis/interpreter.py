@@ -83,6 +83,9 @@ class Interpreter:
         self.facts = Facts(imports, module=module)
         # The state of the walk, shared by its parts.
         self.grad_enabled = True
+        # A module statement `torch.set_grad_enabled(False)` ran (statements._switch_grad_mode): the
+        # file's functions run with grad off for callers the file does not show.
+        self.module_grad_off = False
         self.autocast = 0  # the dtype bits of the enclosing `torch.autocast` (0: none or unknown)
         self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
         # Computing what the file exports (analysis/exports.py): every function is analysed for
@@ -136,6 +139,7 @@ class Interpreter:
         summaries = self.summaries
         for _ in range(MAX_MODULE_ROUNDS):
             summaries.module_dirty = False
+            self.grad_enabled = True  # until a module statement turns it off, in each round
             env = Env()
             for index, statement in enumerate(self.module.body):
                 self.top = index
@@ -201,14 +205,16 @@ class Interpreter:
                 rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
                 env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
-        self.grad_enabled = info.grad_enabled and not quiet
+        self.grad_enabled = info.grad_enabled and not quiet and not (info.is_base and self.module_grad_off)
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
         self.current_function = self.heap.reader = info
         self.top = info.top
         self.assumed = {}  # one analysis serves every call site, whatever flags hold there
+        fields = self.statements.swap_fields([])
         try:
             self.exec_block(node.body, env)
         finally:
+            self.statements.swap_fields(fields)
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             self.heap.reader = self.current_function
             self.summaries.finished(info)

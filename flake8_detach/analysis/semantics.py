@@ -45,6 +45,15 @@ NO_GRAD_RESULTS = frozenset(
     any all logical_and logical_or logical_not logical_xor count_nonzero
     unique unique_consecutive""".split()
 )
+# Tensor methods whose arguments are sizes, dimensions, shapes or integer indices, never values
+# that flow into the result: `buf.view(B, T)` of an int64 tensor is int64 and requires grad only
+# if `buf` does, whatever `B` is (`gather`/`index_select` take an index tensor: no grad through it).
+SHAPE_ARGUMENT_METHODS = frozenset(
+    """view reshape expand repeat permute transpose swapaxes swapdims squeeze unsqueeze flatten
+    unflatten narrow select movedim moveaxis roll flip fliplr flipud rot90 tile chunk split
+    tensor_split unbind t contiguous unfold diagonal triu tril index_select gather masked_select
+    repeat_interleave""".split()
+)
 # Reductions that return (values, indices) when given a dimension.
 VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
 # Methods and attributes whose result is a plain Python object, not a tensor.
@@ -76,6 +85,14 @@ PACKED_SEQUENCE_FUNCTIONS = frozenset({"pack_padded_sequence", "pack_sequence", 
 # (`torchvision.models.resnet18(...)`) and timm (`timm.create_model(...)`), neither installed here;
 # `torch.hub.load` checked on torch 2.13 (it returns what the hub entry point builds, a model).
 MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
+# torchvision's detection models (Faster/Mask/Keypoint R-CNN, RetinaNet, FCOS, SSD) return, in eval
+# mode, one dict per image; these keys hold int64 tensors, which cannot require grad (torch refuses
+# requires_grad on integer dtypes): `pred[0]["labels"].cpu().numpy()` is safe where `["boxes"]` is
+# not. Read in torchvision 0.28.0's source (roi_heads.py: `torch.arange`; retinanet.py, fcos.py:
+# `topk_idxs % num_classes`; ssd.py: `full_like(..., dtype=torch.int64)`) and its documented
+# output (`labels (Int64Tensor[N])`); not run: no torchvision build here matches the local torch.
+DETECTION_MODELS = "torchvision.models.detection."
+DETECTION_INTEGER_KEYS = frozenset({repr("labels")})  # as constant_key spells a key
 # Loaders whose result is a whole model (an nn.Module or a ScriptModule, called like one). Checked
 # on torch 2.13: `torch.load` of a pickled module gives that module (weights_only=False), and of a
 # state dict a dict, which is never called as a model; `torch.jit.load` gives a

@@ -26,7 +26,7 @@ from .guards import (
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, decorator_name
+from .syntax import all_params, decorator_name, rewrites_every_entry
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
@@ -48,12 +48,46 @@ class StatementExecutor:
         # Names whose module attributes the file assigned (`model.x = ...`), kept as `model.x` in
         # the scope's names: rebinding the name forgets them.
         self.attribute_owners: set[str] = set()
+        # The fields of `self` each block written so far wrote (field_written), innermost last.
+        self._fields: list[dict[str, Value]] = []
+        # What loops that replace every entry of a container wrote, by their `d[k]` (_loop_rewriting).
+        self._rewrites: dict[int, Value] = {}
 
     # ----------------------------------------------------------------- blocks
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
         statements = body.body if isinstance(body, cst.BaseSuite) else body
-        for statement in statements:
-            self.exec_statement(statement, env)
+        written: dict[str, Value] = {}
+        self._fields.append(written)
+        try:
+            for statement in statements:
+                self.exec_statement(statement, env)
+        finally:
+            self._fields.pop()
+        for outer in self._fields if written else ():  # the block may not have run: what it wrote
+            for attr in written:  # joins every write again (the field's summary)
+                outer.pop(attr, None)
+
+    # ------------------------------------------------- fields written in this walk
+    def field_written(self, attr: str) -> Value | None:
+        """What `self.attr` holds after a write earlier in the method's straight-line code, where no
+        call since could have changed it (`self.w = np.eye(n)`; `self.w = torch.tensor(self.w)`:
+        the second reads the array, not the join of every write to the field)."""
+        for written in reversed(self._fields):
+            found = written.get(attr)
+            if found is not None:  # a write of what the walk knows nothing of: the field's summary
+                known = found.flags or found.objs or found.items is not None or found.elem is not None
+                return found if known or found.callee is not None else None  # knows more (`self.conv(x)`)
+        return None
+
+    def forget_fields(self) -> None:
+        """A call that may write the instance's fields (`self.reset()`, `helper(self)`)."""
+        for written in self._fields:
+            written.clear()
+
+    def swap_fields(self, fields: list[dict[str, Value]]) -> list[dict[str, Value]]:
+        """Another function's walk starts with nothing written (its `self` is another name)."""
+        previous, self._fields = self._fields, fields
+        return previous
 
     def exec_statement(self, node: cst.CSTNode, env: Env) -> None:
         """Any statement, compound or small: one method per kind, through `_EXECUTORS`."""
@@ -90,6 +124,24 @@ class StatementExecutor:
             self._note_statement_line(node)
         for small in node.body:
             self.exec_statement(small, env)
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self._switch_grad_mode(node, small.value)
+
+    def _switch_grad_mode(self, line: cst.SimpleStatementLine | cst.SimpleStatementSuite, call: cst.Call) -> None:
+        """`torch.set_grad_enabled(False)` as a statement: grad mode for the rest of the body it is a
+        statement of (of a function, or of the module: then also for every function of the file,
+        which run after the import). Turning grad off counts only as a statement of that body, not
+        under an `if` or in a loop where it may not run; turning it on counts anywhere."""
+        if self.imports.resolve(call.func) not in sem.SET_GRAD_ENABLED:
+            return
+        mode = self.interp.grad_mode_of(call)
+        function = self.interp.current_function
+        body = function.node.body.body if function is not None else self.interp.module.body
+        if mode is None or not mode and not any(statement is line for statement in body):
+            return
+        self.interp.grad_enabled = mode
+        if function is None:
+            self.interp.module_grad_off = not mode
 
     def _exec_if(self, node: cst.If, env: Env) -> None:
         self.interp.eval(node.test, env)
@@ -125,7 +177,11 @@ class StatementExecutor:
         if _takes_the_first(node.body):  # `for images, labels in loader: break`: one batch, kept
             self.assign(node.target, items, env)
             return
-        self._loop(env, node.body, lambda: self.assign(node.target, items, env))
+        rewrite = rewrites_every_entry(node)
+        if rewrite is None:
+            self._loop(env, node.body, lambda: self.assign(node.target, items, env))
+        else:
+            self._loop_rewriting(node, rewrite, lambda: self.assign(node.target, items, env), env)
         freeze = loop_freeze(node)
         if freeze is not None:
             self._set_frozen(*freeze, env)
@@ -145,6 +201,39 @@ class StatementExecutor:
         root = root_name(target)
         if root is not None:
             self._set_frozen(root, False, env)
+
+    def _loop_rewriting(self, node: cst.For, write: cst.Subscript, head: Callable[[], object], env: Env) -> None:
+        """A loop that replaces every entry of the container it walks (syntax.rewrites_every_entry):
+        afterwards the name holds a container of what the body wrote, not of that joined with what
+        it held (`for k, v in masks.items(): masks[k] = v.cpu().detach().numpy()` leaves arrays).
+        A new object at the loop: other names for the old one keep the join, as the heap must."""
+        key = id(write)
+        outer = self._rewrites.get(key)  # the same loop, met again in a recursive call
+        self._rewrites[key] = EMPTY
+        try:
+            self._loop(env, node.body, head)
+            written = self._rewrites[key]
+        finally:
+            if outer is None:
+                del self._rewrites[key]
+            else:
+                self._rewrites[key] = outer
+        assert isinstance(write.value, cst.Name)
+        name = write.value.value
+        current = env.lookup(name)
+        walked = node.iter.func.attr.value if isinstance(node.iter, cst.Call) and isinstance(
+            node.iter.func, cst.Attribute) else None
+        mapping = walked in ("items", "keys")  # no tensor has them: whatever the walk took it for, a dict
+        if current is None or not mapping and (current.is_tensor_like or not current.has(Flag.CONTAINER)
+                                                and not current.objs):
+            return
+        heap = self.interp.heap
+        old = [heap.objects[obj] for obj in current.objs if obj in heap.objects]
+        keys = {key: written for obj in old for key in obj.keys} if any(obj.is_dict for obj in old) else None
+        flags = Flag.CONTAINER if current.is_tensor_like else current.flags | Flag.CONTAINER
+        refilled = heap.allocate(node, Value(flags), keys)
+        heap.add_element(refilled.objs, written)
+        env.vars[name] = refilled
 
     def _exec_while(self, node: cst.While, env: Env) -> None:
         self._loop(env, node.body, lambda: self.interp.eval(node.test, env))
@@ -447,6 +536,8 @@ class StatementExecutor:
                 owner = target.value.value
                 if owner == env.self_name and env.cls is not None:
                     self.interp.summaries.write_field(env.cls, target.attr.value, value)
+                    if self._fields:
+                        self._fields[-1][target.attr.value] = value
                 elif target.attr.value == "requires_grad":
                     current = env.lookup(owner) or EMPTY
                     env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
@@ -454,6 +545,8 @@ class StatementExecutor:
                     self._store_field(target, value)
                     self._note_module_attribute(owner, target.attr.value, value, env)
         elif isinstance(target, cst.Subscript):
+            if id(target) in self._rewrites:
+                self._rewrites[id(target)] = self._rewrites[id(target)].merge(value)
             self.facts.stores.add(target)
             self.interp.eval(target, env)
             self._thaw_owner(target, env)

@@ -149,3 +149,68 @@ def descendants(root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.
                     stack.append(value)
             elif isinstance(value, (tuple, list)):
                 stack.extend(item for item in value if isinstance(item, cst.CSTNode) and not isinstance(item, skip))
+
+
+def rewrites_every_entry(loop: cst.For) -> cst.Subscript | None:
+    """The target `d[k]` of a loop that replaces every entry of the container `d` it walks, or None.
+
+    `for k, v in d.items(): d[k] = f(v)` (also `for k in d`, `d.keys()`, `enumerate(d)` and
+    `range(len(d))` over a list): when the loop ends normally each entry holds what the body
+    wrote, whatever it held before. Only with the write a statement of the body itself (not under
+    an `if`), no `break` or `continue` in the body that could skip it, and `d` not rebound there.
+    """
+    keyed = _walked_container(loop.iter, loop.target)
+    if keyed is None:
+        return None
+    container, key = keyed
+    written: cst.Subscript | None = None
+    for statement in loop.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Subscript) and _is_name(target.value, container) and \
+                        len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and \
+                        _is_name(target.slice[0].slice.value, key):
+                    written = written or target
+    if written is None:
+        return None
+    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, (cst.Break, cst.Continue)):
+            return None
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bound = getattr(node, "target", None) or getattr(node, "name", None)
+            if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
+                    _is_name(name, container) or _is_name(name, key)
+                    for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
+                return None
+    return written
+
+
+def _walked_container(iterated: cst.BaseExpression, target: cst.BaseAssignTargetExpression) -> tuple[str, str] | None:
+    """(container, key) names of `for key[, value] in` a walk over every key or index of a container."""
+    key = target.elements[0].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else target
+    if not isinstance(key, cst.Name):
+        return None
+    if not isinstance(iterated, cst.Call):
+        return (iterated.value, key.value) if isinstance(iterated, cst.Name) and key is target else None
+    func, args = iterated.func, iterated.args
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and not args:
+        method = func.attr.value
+        if method == "items" and key is not target or method == "keys" and key is target:
+            return func.value.value, key.value
+        return None
+    if not isinstance(func, cst.Name) or len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    walked = args[0].value
+    if func.value == "enumerate" and key is not target and isinstance(walked, cst.Name):
+        return walked.value, key.value
+    if func.value == "range" and key is target and isinstance(walked, cst.Call) and _is_name(walked.func, "len") \
+            and len(walked.args) == 1 and isinstance(walked.args[0].value, cst.Name):
+        return walked.args[0].value.value, key.value
+    return None
+
+
+def _is_name(node: object, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name

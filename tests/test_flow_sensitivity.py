@@ -1,0 +1,173 @@
+"""Where the walk follows the order of statements, not only the join over every write.
+
+Each pattern came from the ninth held-out set (docs/reviews/ninth-set-review.md), where the join
+made a false diagnostic; each test pairs the case that must stay clean with the look-alike that
+must still flag.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from flake8_detach import check_source
+from flake8_detach.analysis.syntax import rewrites_every_entry
+from flake8_detach.settings import Settings
+
+PREVIEW = Settings(preview=True)
+
+
+def lines(source: str) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in check_source(source, PREVIEW)]
+
+
+@pytest.mark.parametrize(("loop", "rewrites"), [
+    ("for k, v in d.items():\n    d[k] = f(v)\n", True),
+    ("for k in d:\n    d[k] = 1\n", True),
+    ("for k in d.keys():\n    x = 2\n    d[k] = x\n", True),
+    ("for i, v in enumerate(xs):\n    xs[i] = v\n", True),
+    ("for i in range(len(xs)):\n    xs[i] = xs[i].numpy()\n", True),
+    ("for k, v in d.items():\n    if v: d[k] = 1\n", False),  # not every entry
+    ("for k, v in d.items():\n    if v: continue\n    d[k] = 1\n", False),  # skipped by `continue`
+    ("for k, v in d.items():\n    d[k] = 1\n    if v: break\n", False),  # the rest by `break`
+    ("for k, v in d.items():\n    d[k] = 1\n    d = {}\n", False),  # another object afterwards
+    ("for k, v in d.items():\n    k = v\n    d[k] = 1\n", False),  # another key
+    ("for k in d.items():\n    d[k] = 1\n", False),  # pairs, not keys
+    ("for k, v in e.items():\n    d[k] = 1\n", False),  # another container
+    ("for k in range(3):\n    d[k] = 1\n", False),  # some indexes only
+])
+def test_loops_that_replace_every_entry(loop: str, rewrites: bool) -> None:
+    statement = cst.parse_module(loop).body[0]
+    assert isinstance(statement, cst.For)
+    assert (rewrites_every_entry(statement) is not None) is rewrites
+
+
+DICT = """\
+import numpy as np
+import torch
+
+model = torch.nn.Linear(3, 2)
+masks = {{0: model(torch.ones(3)), 1: model(torch.ones(3))}}
+for key, value in masks.items():
+    masks[key] = {write}
+np.vstack([masks[0], masks[1]])
+"""
+
+
+def test_a_dict_rewritten_entry_by_entry_holds_what_was_written() -> None:
+    assert lines(DICT.format(write="value.detach().numpy()")) == []
+    assert lines(DICT.format(write="value * 2")) == [(8, "DET106")]
+
+
+TUPLE_FROM_A_MODULE_METHOD = """\
+import numpy as np
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward_masks(self, x):
+        return x, {{0: x}}
+
+
+net = Net()
+explained, masks = net.forward_masks(torch.ones(3, requires_grad=True))
+for key, value in masks.items():
+    masks[key] = {write}
+np.vstack([masks[0]])
+"""
+
+
+def test_items_or_keys_show_a_dict_whatever_the_walk_took_it_for() -> None:
+    assert lines(TUPLE_FROM_A_MODULE_METHOD.format(write="value.detach().numpy()")) == []
+    assert lines(TUPLE_FROM_A_MODULE_METHOD.format(write="value + 1")) == [(14, "DET106")]
+
+
+FIELD = """\
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Ternary(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = np.eye(9)
+        {between}
+        self.v = np.transpose(self.w)
+        self.w = torch.tensor(self.w).to(device)
+
+    def reset(self):
+        self.w = torch.ones(9, 9).to(device)
+
+    def later(self):
+        return np.transpose(self.w)
+"""
+
+
+def test_a_field_read_after_its_write_in_the_same_method_is_what_was_written() -> None:
+    assert lines(FIELD.format(between="pass")) == [(19, "DET106")]  # `later` sees every write
+
+
+def test_a_call_that_may_write_the_instance_forgets_what_the_method_wrote() -> None:
+    assert lines(FIELD.format(between="self.reset()")) == [(12, "DET106"), (19, "DET106")]
+
+
+def test_a_write_under_an_if_leaves_the_join() -> None:
+    source = FIELD.format(between="if device.type == 'cuda':\n            self.w = torch.ones(9, 9).to(device)")
+    assert lines(source) == [(13, "DET106"), (20, "DET106")]
+
+
+GRAD_SWITCH = """\
+import torch
+
+model = torch.nn.Linear(3, 2)
+{switch}
+
+
+def estimate(x):
+    return model(x).numpy()
+"""
+
+
+def test_a_module_statement_turning_grad_off_covers_the_functions_of_the_file() -> None:
+    assert lines(GRAD_SWITCH.format(switch="torch.set_grad_enabled(False)")) == []
+    assert lines(GRAD_SWITCH.format(switch="if model.training:\n    torch.set_grad_enabled(False)")) == [
+        (9, "DET101")]  # under an `if`: it may not have run
+    assert lines(GRAD_SWITCH.format(switch="torch.set_grad_enabled(False)\ntorch.set_grad_enabled(True)")) == [
+        (9, "DET101")]
+
+
+def test_shape_arguments_carry_neither_grad_nor_dtype() -> None:
+    source = """\
+import torch
+
+
+def reshape(t, rows, cols):
+    return t.view(rows, cols).numpy()
+
+
+def concat(t, other):
+    return t.mul(other).numpy()
+"""
+    assert lines(source) == [(5, "DET111"), (9, "DET111")]  # `t` itself is still the caller's
+    with_int = source.replace("return t.view(", "return torch.zeros(4, dtype=torch.long).view(")
+    assert lines(with_int) == [(9, "DET111")]
+
+
+def test_the_labels_of_a_torchvision_detection_model_are_class_indices() -> None:
+    source = """\
+import torch
+import torchvision
+
+
+def detect(model, images):
+    pred = model(images)
+    return pred[0]["labels"].cpu().numpy(), pred[0]["scores"].cpu().numpy()
+
+
+detect(torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None).eval(), [torch.rand(3, 64, 64)])
+"""
+    assert lines(source) == [(7, "DET101")]  # the scores, not the labels (int64: never requires grad)
+    classifier = source.replace("detection.fasterrcnn_resnet50_fpn", "resnet18")
+    assert [code for _, code in lines(classifier)] == ["DET101", "DET101"]  # no such fact for other models
