@@ -171,3 +171,23 @@ detect(torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None).eval()
     assert lines(source) == [(7, "DET101")]  # the scores, not the labels (int64: never requires grad)
     classifier = source.replace("detection.fasterrcnn_resnet50_fpn", "resnet18")
     assert [code for _, code in lines(classifier)] == ["DET101", "DET101"]  # no such fact for other models
+
+
+def test_a_defaultdict_gives_each_key_it_spells_its_own_list() -> None:
+    source = """\
+from collections import defaultdict
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+net = torch.nn.Linear(4, 1)
+history = defaultdict(list)
+history["loss"].append(np.mean([1.0]))
+history["out"].append(net(torch.ones(4)))
+plt.plot(history["loss"])
+plt.plot(history["out"])
+"""
+    assert lines(source) == [(12, "DET106")]
+    computed = source + "for key in ['loss']:\n    history[key].append(net(torch.ones(4)))\n"
+    assert lines(computed) == [(11, "DET106"), (12, "DET106")]  # a computed key may be any of them

@@ -148,16 +148,18 @@ class CallEvaluator:
         return self.interp.grad_mode_result(self._call_value(callee, positional, keywords, written, node))
 
     def _default_dict(self, node: cst.Call) -> Value:
-        """`history = defaultdict(list)`: a dict whose missing keys give a fresh list, one heap
-        object for all of them (made by the factory's name), so `history["acc"].append(acc)`
-        then `plt.plot(history["acc"])` reads what was appended."""
+        """`history = defaultdict(list)`: a dict whose missing keys give a fresh list (one heap
+        object per key the file spells, heap.py; one for the keys it computes), so
+        `history["acc"].append(acc)` then `plt.plot(history["acc"])` reads what was appended,
+        and `history["loss"]` does not."""
         heap = self.interp.heap
         made = heap.allocate(node, Value(Flag.CONTAINER), {})
         factory = node.args[0].value if node.args and node.args[0].keyword is None else None
         if isinstance(factory, cst.Name) and factory.value in ("list", "set", "dict") and \
                 self.imports.resolve(factory) is None:
+            heap.objects[id(node)].default = factory.value  # a key the file spells: its own container
             fresh = heap.allocate(factory, Value(Flag.CONTAINER), {} if factory.value == "dict" else None)
-            heap.store_item(made.objs, None, fresh)
+            heap.add_element(made.objs, fresh)  # a key it computes may be any: every list and this one
         return made
 
     def _namedtuple_class(self, node: cst.Call) -> Value:

@@ -32,6 +32,8 @@ class HeapObject:
     keys: dict[str, Value] = field(default_factory=dict)  # a dict's constant keys
     unknown_keys: Value = EMPTY  # what was stored under keys the file does not spell
     readers: set[object] = field(default_factory=set)  # functions that read it (for re-analysis)
+    # A `defaultdict`'s factory ("list", "set", "dict"): a key the file spells gets its own container.
+    default: str | None = None
 
 
 class Heap:
@@ -104,11 +106,22 @@ class Heap:
             if self.reader is not None:
                 obj.readers.add(self.reader)
             value = obj.keys.get(key)
+            if value is None and obj.default is not None:
+                value = obj.keys[key] = self._default_entry(obj)
             if value is None:
                 return None  # a key that one of them may lack: no better than any element
             value = value.merge(obj.unknown_keys)
             found = value if found is None else found.merge(value)
         return found
+
+    def _default_entry(self, obj: HeapObject) -> Value:
+        """`history["acc"]` of a `defaultdict(list)`: the list its factory makes for that key, one
+        object per key (`history["loss"]` is another list), also among the dict's values."""
+        site = -(len(self.objects) + 1)  # no node's id is negative
+        self.objects[site] = HeapObject(is_dict=obj.default == "dict")
+        entry = Value(values.Flag.CONTAINER, objs=frozenset((site,)))
+        obj.elements = obj.elements.merge(entry)
+        return entry
 
     def dict_items(self, objs: Iterable[int]) -> dict[str, Value] | None:
         """The constant keys that every one of the objects has, with what each holds (as
