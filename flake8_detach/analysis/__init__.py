@@ -20,4 +20,8 @@ Where each concern lives:
   pass to theirs; :mod:`.witness`: the questions a file's analysis asked its project and their
   answers, which tell when a cached result still holds after an edit elsewhere;
 - :mod:`.scopes` (environments, function and class records), :mod:`.facts` (the rules' only view).
+
+The walk reads libcst nodes. On the flake8 path and for imported files they are built from the
+`ast` tree (``flake8_detach/ast_bridge.py``, no libcst parse); the fronts that write code parse
+with libcst (``flake8_detach/parsing.py``).
 """
