@@ -3,7 +3,8 @@
 Cost matters because flake8 runs every installed plugin on every file, whatever
 `--select` says. So a file is first screened from its text (and flake8's free
 `ast` tree when there is one); only a file that imports torch and mentions an
-attribute some rule cares about is parsed with libcst.
+attribute some rule cares about is analysed. On the flake8 path its libcst tree is
+built from that `ast` tree (ast_bridge.py); the fronts that write code parse with libcst.
 """
 
 from __future__ import annotations
@@ -85,14 +86,14 @@ def project_of(place: Place | None, source: str | None) -> ProjectView | None:
 @without_cyclic_gc
 def analyze_module(
     module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None,
-    place: Place | None = None, project: ProjectView | None = None, bridged: BridgedModule | None = None,
+    place: Place | None = None, project: ProjectView | None = None, built: BridgedModule | None = None,
 ) -> Analysis:
     """Run the selected rules over an already parsed module.
 
     With the module's ``source`` and its ``ast`` ``tree`` (flake8 gives one), positions cost
     the statements that hold a diagnostic only. With its ``place`` (or the ``project`` view of
     it), imports of the project's own modules are read from their summaries. A module built from
-    the `ast` tree (``bridged``) gives its positions itself, or raises :class:`Unbridgeable`.
+    the `ast` tree (``built``, ast_bridge.py) gives its positions itself, or raises :class:`Unbridgeable`.
     """
     rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
@@ -110,8 +111,8 @@ def analyze_module(
             findings = [restyle(finding, settings.fix_style) for finding in findings]
         wanted = [finding.node for finding in findings]
         wanted += [finding.related for finding in findings if finding.related is not None]
-        if bridged is not None:
-            positions = _bridged_positions(bridged, wanted)
+        if built is not None:
+            positions = _bridged_positions(built, wanted)
         elif source is not None and tree is not None:
             positions = statement_start_positions(module, wanted, facts.top_statements, source, tree)
         else:
@@ -211,10 +212,10 @@ def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
     return [replace(diagnostic, fix=None) for diagnostic in diagnostics]
 
 
-def _bridged_positions(bridged: BridgedModule, nodes: list[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:
+def _bridged_positions(built: BridgedModule, nodes: list[cst.CSTNode]) -> dict[cst.CSTNode, tuple[int, int]]:
     positions = {}
     for node in nodes:
-        start = bridged.start(node)
+        start = built.start(node)
         if start is None:
             raise Unbridgeable(f"no position for a {type(node).__name__}")
         positions[node] = start
