@@ -329,3 +329,37 @@ def test_what_an_object_of_another_files_class_was_given_is_not_its_items(tmp_pa
     """})
     assert codes(tmp_path, "main.py") == []
     assert run(tmp_path, "main.py").returncode == 0
+
+
+TRAINER = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self):
+            self.net = torch.nn.Linear(3, 2)
+
+        def update(self, x):
+            pred = self.net(x)
+            return pred, {"loss": pred.pow(2).mean()}
+"""
+UPDATE = """
+    import torch
+    from trainer import Trainer
+
+    trainer = Trainer()
+    CONTEXT
+        pred, info = trainer.update(torch.ones(4, 3))
+    print(info["loss"].numpy())
+"""
+
+
+def test_a_call_under_no_grad_gives_the_items_and_elements_of_its_result_without_grad(tmp_path: Path) -> None:
+    """RIFE's `pred, info = model.update(...)` under `no_grad()`: `info["loss"]` is computed with
+    grad off too (the exported tuple's items, and the dict's elements)."""
+    write(tmp_path, {"trainer.py": TRAINER, "main.py": UPDATE.replace("CONTEXT", "with torch.no_grad():")})
+    assert codes(tmp_path, "main.py") == []
+    assert run(tmp_path, "main.py").returncode == 0
+    write(tmp_path, {"main.py": UPDATE.replace("CONTEXT", "if True:")})
+    assert codes(tmp_path, "main.py") == [(7, "DET101")]
+    assert GRAD_ERROR in run(tmp_path, "main.py").stderr

@@ -62,7 +62,7 @@ from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
 from .syntax import all_params, dotted, is_classmethod, is_none, is_static
-from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by
+from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by, without_grad
 
 MAX_CALL_DEPTH = 8  # summaries analysed on demand from a call site, nested
 
@@ -378,7 +378,6 @@ class Interpreter:
             top_statements[node] = self.top
 
     def grad_mode_result(self, value: Value) -> Value:
-        """A result computed while grad is off does not require grad."""
-        if not self.grad_enabled and value.flags & GRAD_FLAGS:
-            return value.with_flags(remove=GRAD_FLAGS)
-        return value
+        """A result computed while grad is off does not require grad, nor does any item or element
+        of it (`pred, info = model.update(x)` under `no_grad()`: `info["loss"]` neither)."""
+        return value if self.grad_enabled else without_grad(value)

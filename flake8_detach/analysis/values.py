@@ -214,6 +214,20 @@ class Value:
         return self.tensor_part()
 
 
+def without_grad(value: Value, depth: int = 3) -> Value:
+    """The value, and the items and elements it carries itself (not its heap objects', which other
+    code may fill), with no grad: what a call computed while grad was off gives."""
+    items = tuple(without_grad(item, depth - 1) for item in value.items) if value.items and depth else value.items
+    elem = without_grad(value.elem, depth - 1) if value.elem is not None and depth else value.elem
+    same_items = items is value.items or all(a is b for a, b in zip(items or (), value.items or ()))
+    if not value.flags & GRAD_FLAGS and same_items and elem is value.elem:
+        return value
+    flags = value.flags & ~GRAD_FLAGS
+    keep = bool(flags & TENSOR_FLOW)
+    return Value(flags, items, elem, value.origin if keep else None, value.via if keep else None, value.callee,
+                 value.device_if if flags & Flag.DEVICE else None, value.objs)
+
+
 def passed_by(value: Value, call: object) -> Value:
     """The value as seen inside a callee: remembers the call that passed it, if it is a hazard."""
     if value.via is not None:

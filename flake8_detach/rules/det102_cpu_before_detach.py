@@ -34,7 +34,10 @@ class CpuBeforeDetach(Rule):
     message = ".cpu() before .detach() records the device copy in the autograd graph; use .detach().cpu()"
     what_it_does = (
         "Flags a device move (`.cpu()`, `.to(\"cpu\")`, `.cuda()`, `.to(device)`) immediately "
-        "followed by `.detach()` on a value that may require grad."
+        "followed by `.detach()` on a value that may require grad: a model or loss output, a "
+        "parameter, a `requires_grad=True` tensor, or what a call in the file passes a helper. A "
+        "helper's parameter that only callers the file does not show could fill is not enough "
+        "(as for DET101: the claim would depend on the caller)."
     )
     why_bad = (
         "While grad is on, every operation on a tensor that requires grad is recorded in the "
@@ -71,5 +74,5 @@ class CpuBeforeDetach(Rule):
                 continue
             if move.func.attr.value not in DEVICE_MOVES or not is_device_move(facts, move):
                 continue
-            if facts.grad_enabled_at(move) and facts.value_of(method_receiver(move)).may_require_grad:
+            if facts.grad_enabled_at(move) and facts.value_of(method_receiver(move)).has(Flag.GRAD):
                 yield self.finding(move.func.attr, fix=detach_before_move(call))
