@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import libcst as cst
@@ -89,10 +90,15 @@ _NAMED_CONSTANTS = {True: "True", False: "False", None: "None"}
 class BridgedModule:
     """A libcst module built from an `ast` tree, and the `ast` start of its nodes."""
 
-    def __init__(self, module: cst.Module, starts: dict[int, tuple[int, int]], lines: Sequence[str]) -> None:
+    def __init__(self, module: cst.Module, starts: dict[int, tuple[int, int]], source: str) -> None:
         self.module = module
         self._starts = starts
-        self._lines = lines
+        self._source = source
+
+    @functools.cached_property
+    def _lines(self) -> list[str]:
+        """The source's lines, split once a position is asked for (most imported files never are)."""
+        return self._source.split("\n")
 
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(1-based line, 0-based column in characters) where ``node`` starts; None when the
@@ -109,7 +115,7 @@ class BridgedModule:
 
 def bridge(tree: ast.Module, source: str) -> BridgedModule:
     """libcst's tree for ``source`` from its `ast` ``tree``; :class:`Unbridgeable` when it cannot."""
-    if "\r" in source.replace("\r\n", "") or source.startswith("\ufeff"):
+    if "\r" in source and "\r" in source.replace("\r\n", "") or source.startswith("\ufeff"):
         raise Unbridgeable("a lone carriage return or a byte-order mark: ast and libcst count lines apart")
     builder = _Builder()
     try:
@@ -117,7 +123,7 @@ def bridge(tree: ast.Module, source: str) -> BridgedModule:
     except RecursionError as error:
         raise Unbridgeable("nested too deeply") from error
     module = make(cst.Module, body=body)
-    return BridgedModule(module, builder.starts, source.split("\n"))
+    return BridgedModule(module, builder.starts, source)
 
 
 class _Builder:

@@ -64,9 +64,7 @@ def _refuse_deep_nesting(source: str, tree: ast.AST | None) -> None:
     """
     if tree is None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escapes are not ours to report
-                tree = ast.parse(source)
+            tree = quiet_ast_parse(source)
         except RecursionError as error:
             raise AnalysisError("the file is nested too deeply for Python to compile") from error
         except (SyntaxError, ValueError, MemoryError):

@@ -74,6 +74,7 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
     its calls pass to other project files' functions (for their analysis: `outgoing`)."""
     import libcst as cst
 
+    from ..diagnostics import AnalysisError
     from .imports import ImportTable
     from .interpreter import Interpreter
 
@@ -87,7 +88,7 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
             return empty
         interpreter = Interpreter(module, imports, project=view, exporting=True)
         interpreter.run()
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, ValueError, AnalysisError):  # nested too deeply: no exports
         return empty
     previous = interpreter.heap.install()  # a container's elements live in the heap
     try:
@@ -104,12 +105,9 @@ def compute_exports(source: str, view: Any) -> dict[str, Any]:
 
 def _module_of(source: str) -> Any:
     """The file's libcst tree, built from its `ast` tree (ast_bridge.py: several times cheaper than
-    libcst's parse) unless the bridge cannot build it; ParserSyntaxError where neither parses."""
-    from ..diagnostics import AnalysisError
+    libcst's parse) unless the bridge cannot build it; ParserSyntaxError where neither parses,
+    AnalysisError where it is nested too deeply."""
     from ..parsing import bridged, parse_unvalidated
 
-    try:
-        built = bridged(source)
-    except AnalysisError as error:  # nested too deeply: no exports, as a RecursionError gives
-        raise RecursionError(str(error)) from error
+    built = bridged(source)
     return built.module if built is not None else parse_unvalidated(source)

@@ -26,7 +26,7 @@ from .guards import (
     then,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, decorator_name, rewrites_every_entry
+from .syntax import EntryRewrite, all_params, decorator_name, rewrites_every_entry
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 if TYPE_CHECKING:
@@ -202,38 +202,33 @@ class StatementExecutor:
         if root is not None:
             self._set_frozen(root, False, env)
 
-    def _loop_rewriting(self, node: cst.For, write: cst.Subscript, head: Callable[[], object], env: Env) -> None:
+    def _loop_rewriting(self, node: cst.For, rewrite: EntryRewrite, head: Callable[[], object], env: Env) -> None:
         """A loop that replaces every entry of the container it walks (syntax.rewrites_every_entry):
         afterwards the name holds a container of what the body wrote, not of that joined with what
         it held (`for k, v in masks.items(): masks[k] = v.cpu().detach().numpy()` leaves arrays).
         A new object at the loop: other names for the old one keep the join, as the heap must."""
-        key = id(write)
-        outer = self._rewrites.get(key)  # the same loop, met again in a recursive call
-        self._rewrites[key] = EMPTY
+        site = id(rewrite.write)
+        outer = self._rewrites.get(site)  # the same loop, met again in a recursive call
+        self._rewrites[site] = EMPTY
         try:
             self._loop(env, node.body, head)
-            written = self._rewrites[key]
+            written = self._rewrites[site]
         finally:
             if outer is None:
-                del self._rewrites[key]
+                del self._rewrites[site]
             else:
-                self._rewrites[key] = outer
-        assert isinstance(write.value, cst.Name)
-        name = write.value.value
-        current = env.lookup(name)
-        walked = node.iter.func.attr.value if isinstance(node.iter, cst.Call) and isinstance(
-            node.iter.func, cst.Attribute) else None
-        mapping = walked in ("items", "keys")  # no tensor has them: whatever the walk took it for, a dict
-        if current is None or not mapping and (current.is_tensor_like or not current.has(Flag.CONTAINER)
-                                                and not current.objs):
+                self._rewrites[site] = outer
+        current = env.lookup(rewrite.container)
+        if current is None or not rewrite.mapping and (current.is_tensor_like or not current.has(Flag.CONTAINER)
+                                                       and not current.objs):
             return
         heap = self.interp.heap
         old = [heap.objects[obj] for obj in current.objs if obj in heap.objects]
-        keys = {key: written for obj in old for key in obj.keys} if any(obj.is_dict for obj in old) else None
+        keys = {name: written for obj in old for name in obj.keys} if any(obj.is_dict for obj in old) else None
         flags = Flag.CONTAINER if current.is_tensor_like else current.flags | Flag.CONTAINER
         refilled = heap.allocate(node, Value(flags), keys)
         heap.add_element(refilled.objs, written)
-        env.vars[name] = refilled
+        env.vars[rewrite.container] = refilled
 
     def _exec_while(self, node: cst.While, env: Env) -> None:
         self._loop(env, node.body, lambda: self.interp.eval(node.test, env))

@@ -151,8 +151,17 @@ def descendants(root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.
                 stack.extend(item for item in value if isinstance(item, cst.CSTNode) and not isinstance(item, skip))
 
 
-def rewrites_every_entry(loop: cst.For) -> cst.Subscript | None:
-    """The target `d[k]` of a loop that replaces every entry of the container `d` it walks, or None.
+@dataclasses.dataclass(frozen=True)
+class EntryRewrite:
+    """A loop's `d[k] = ...` that replaces every entry of `d` (`rewrites_every_entry`)."""
+
+    write: cst.Subscript
+    container: str
+    mapping: bool  # walked through `.items()` or `.keys()`: `d` is a dict, whatever else it seemed
+
+
+def rewrites_every_entry(loop: cst.For) -> EntryRewrite | None:
+    """The write `d[k] = ...` of a loop that replaces every entry of the container `d` it walks, or None.
 
     `for k, v in d.items(): d[k] = f(v)` (also `for k in d`, `d.keys()`, `enumerate(d)` and
     `range(len(d))` over a list): when the loop ends normally each entry holds what the body
@@ -162,7 +171,7 @@ def rewrites_every_entry(loop: cst.For) -> cst.Subscript | None:
     keyed = _walked_container(loop.iter, loop.target)
     if keyed is None:
         return None
-    container, key = keyed
+    container, key, mapping = keyed
     written: cst.Subscript | None = None
     for statement in loop.body.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -185,30 +194,32 @@ def rewrites_every_entry(loop: cst.For) -> cst.Subscript | None:
                     _is_name(name, container) or _is_name(name, key)
                     for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
                 return None
-    return written
+    return EntryRewrite(written, container, mapping)
 
 
-def _walked_container(iterated: cst.BaseExpression, target: cst.BaseAssignTargetExpression) -> tuple[str, str] | None:
-    """(container, key) names of `for key[, value] in` a walk over every key or index of a container."""
+def _walked_container(iterated: cst.BaseExpression,
+                      target: cst.BaseAssignTargetExpression) -> tuple[str, str, bool] | None:
+    """(container, key, through `.items()`/`.keys()`) of `for key[, value] in` a walk over every key
+    or index of a container."""
     key = target.elements[0].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else target
     if not isinstance(key, cst.Name):
         return None
     if not isinstance(iterated, cst.Call):
-        return (iterated.value, key.value) if isinstance(iterated, cst.Name) and key is target else None
+        return (iterated.value, key.value, False) if isinstance(iterated, cst.Name) and key is target else None
     func, args = iterated.func, iterated.args
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and not args:
         method = func.attr.value
         if method == "items" and key is not target or method == "keys" and key is target:
-            return func.value.value, key.value
+            return func.value.value, key.value, True
         return None
     if not isinstance(func, cst.Name) or len(args) != 1 or args[0].keyword is not None or args[0].star:
         return None
     walked = args[0].value
     if func.value == "enumerate" and key is not target and isinstance(walked, cst.Name):
-        return walked.value, key.value
+        return walked.value, key.value, False
     if func.value == "range" and key is target and isinstance(walked, cst.Call) and _is_name(walked.func, "len") \
             and len(walked.args) == 1 and isinstance(walked.args[0].value, cst.Name):
-        return walked.args[0].value.value, key.value
+        return walked.args[0].value.value, key.value, False
     return None
 
 
