@@ -18,8 +18,8 @@ project, read cheaply with :mod:`ast` (never libcst, never the full interpreter)
 - summaries are computed once per file content and code version and stored in the results
   cache's folder (``sources/cache.py``: atomic renames, shared by flake8's workers, ``check
   --jobs`` and the language server), or kept in memory only when the cache is off;
-- the **reverse index** (who calls what) is built from all the summaries the first time a helper
-  with no caller in its own file asks, and tells whether every project call site of it runs with
+- the **reverse index** (who calls what, analysis/callers.py) is read per helper asked about, from
+  the files whose text names it, and tells whether every project call site of it runs with
   grad off (directly, or inside a function that itself only runs with grad off: a fixpoint).
 
 Nothing here imports libcst: flake8 loads it only for files that pass the screen. What the
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .callers import CallerIndex
 from .exports import decode
 from .values import Value
 from .witness import holds, recorded, to_data
@@ -536,16 +537,6 @@ def unit_key(unit: Unit) -> str:
     return f"{unit[0]}::{unit[1]}"
 
 
-@dataclass(frozen=True)
-class Site:
-    """One project call of a unit: the unit it is in (None: module code), whether grad is off
-    there, and the parameters it fills with values computed with grad off."""
-
-    caller: Unit | None
-    off: bool
-    free: frozenset[str]
-
-
 @dataclass
 class Project:
     """One project's files, their summaries (read as asked), and the call graph between them."""
@@ -553,7 +544,6 @@ class Project:
     root: Path
     store: SummaryStore
     summaries: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
-    _callers: dict[Unit, tuple[bool, frozenset[str]]] | None = None
     # Memos of name resolution: the same few names are resolved from every call of every file.
     # Keyed by one string ("folder\0name"), not a (Path, str) tuple: tens of thousands of keys,
     # and a string is no object for the cycle collector to walk at each of flake8's full passes.
@@ -563,13 +553,16 @@ class Project:
     _callers_of: list[Path] | None = None
     _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
-    _caller_files: dict[Unit, set[Path]] = field(default_factory=dict)  # unit -> other files calling it
+    _callers: CallerIndex | None = None
+    buffers: set[Path] = field(default_factory=set)  # files summarised from a text given, not from disk
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Reading files.
     def summary(self, path: Path, source: str | None = None) -> dict[str, Any] | None:
         if path in self.summaries:
             return self.summaries[path]
+        if source is not None:
+            self.buffers.add(path)
         data = source.encode("utf-8", "surrogatepass") if source is not None else python_text(path)
         found = None if data is None else self.store.summary_of(data)
         self.summaries[path] = found
@@ -597,10 +590,9 @@ class Project:
     def incoming(self, unit: Unit) -> dict[str, list[int]]:
         """What the calls of ``unit`` in other project files pass, per parameter (an index or a
         keyword), joined over those files' exports (their interpreter's view of each call)."""
-        self.callers_without_grad(unit)  # builds the reverse index, and with it the caller files
         joined: dict[str, list[int]] = {}
         key = unit_key(unit)
-        for path in sorted(self._caller_files.get(unit, ())):
+        for path in sorted(self.callers().caller_files(unit)):
             exports = self.exports(path)
             passed = exports.get("outgoing", {}).get(key, {}) if exports is not None else {}
             for parameter, encoded in passed.items():
@@ -784,44 +776,25 @@ class Project:
 
     def judged_by_project(self, unit: Unit) -> bool:
         """Whether the project calls ``unit`` and never lets it out: its calls say all it gets."""
-        self.callers_without_grad(unit)
-        return self._callers is not None and unit in self._callers
+        return self.callers().judged(unit)
 
     def callers_without_grad(self, unit: Unit) -> tuple[bool, frozenset[str]]:
         """What the project's calls of ``unit`` tell: whether every one runs with grad off, and
         the parameters that every one fills with a value computed with grad off (all of them
         when the first holds). Nothing calls it: (False, no parameter)."""
+        return self.callers().judgement(unit)
+
+    def callers(self) -> CallerIndex:
+        """The reverse index of the project's calls (analysis/callers.py), read as units are asked."""
         with self._lock:
             if self._callers is None:
-                self._callers = self._judge_by_callers()
-        return self._callers.get(unit, (False, frozenset()))
+                self._callers = CallerIndex(self)
+        return self._callers
 
-    def _call_sites(self) -> tuple[dict[Unit, list[Site]], set[Unit]]:
-        """Every project call of a project function or method, and the functions read otherwise."""
-        sites: dict[Unit, list[Site]] = {}
-        escaped: set[Unit] = set()
-        for path in self.caller_files():
-            summary = self.summary(path)
-            if summary is None:
-                continue
-            for caller, reference, kind, contexts, arguments in summary["calls"]:
-                for unit in self._callees(path, reference, kind):
-                    if path != unit[0]:
-                        self._caller_files.setdefault(unit, set()).add(path)
-                    source: Unit | None = (path, caller) if caller else None
-                    off = self.grad_off_here(path, contexts)
-                    sites.setdefault(unit, []).append(Site(source, off, self._grad_free(path, unit, arguments)))
-            for reference in summary["escaped"]:
-                read = self.definition(path, reference)
-                if read is not None and "." not in read[1]:
-                    escaped.add(read)
-        return sites, escaped
-
-    def _grad_free(self, path: Path, unit: Unit, arguments: list[list[Any]] | None) -> frozenset[str]:
+    def grad_free(self, path: Path, unit: Unit, arguments: list[list[Any]] | None) -> frozenset[str]:
         """The callee's parameters this call fills with values computed with grad off, or leaves
         to their defaults: `save_image(name, output[0])` with `output` assigned under no_grad."""
-        summary = self.summary(unit[0])
-        params = list(summary["params"].get(unit[1], [])) if summary is not None else []
+        params = self.parameters(unit)
         if "." in unit[1]:
             params = params[1:]  # `self`
         if arguments is None:
@@ -834,36 +807,13 @@ class Project:
                 free.discard(name)
         return frozenset(free)
 
-    def _judge_by_callers(self) -> dict[Unit, tuple[bool, frozenset[str]]]:
-        """The greatest set of units called only with grad off or from units of the set (a
-        fixpoint: cycles of calls stay in it unless a call from outside turns grad on), then the
-        parameters every call fills without grad."""
-        sites, escaped = self._call_sites()
-        quiet = {unit for unit in sites if unit not in escaped}
-        changed = True
-        while changed:
-            changed = False
-            for unit in list(quiet):
-                if any(not site.off and (site.caller is None or site.caller not in quiet) for site in sites[unit]):
-                    quiet.discard(unit)
-                    changed = True
-        judged: dict[Unit, tuple[bool, frozenset[str]]] = {}
-        for unit, calls in sites.items():
-            if unit in escaped:
-                continue
-            if unit in quiet:
-                judged[unit] = (True, frozenset(self._all_parameters(unit)))
-                continue
-            free: frozenset[str] | None = None
-            for site in calls:
-                here = frozenset(self._all_parameters(unit)) if site.caller in quiet else site.free
-                free = here if free is None else free & here
-            judged[unit] = (False, free or frozenset())
-        return judged
-
-    def _all_parameters(self, unit: Unit) -> list[str]:
+    def parameters(self, unit: Unit) -> list[str]:
         summary = self.summary(unit[0])
         return list(summary["params"].get(unit[1], [])) if summary is not None else []
+
+    def callees(self, path: Path, reference: str, kind: str) -> list[Unit]:
+        """The units a call in ``path`` runs (`Net(...)`: `__init__`; `net(x)`: `forward`)."""
+        return list(self._callees(path, reference, kind))
 
     def _callees(self, path: Path, reference: str, kind: str) -> Iterator[Unit]:
         unit = self.definition(path, reference)
