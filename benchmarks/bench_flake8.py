@@ -1,7 +1,7 @@
 """What flake8-detach adds to flake8's own time, measured side by side on real code.
 
 Usage: python benchmarks/bench_flake8.py [CORPUS...] [--rounds N] [--warm-rounds M]
-                                         [--bare-venv DIR] [--skip-direct] [--edit FILE]
+                                         [--bare-venv DIR] [--skip-direct] [--edit FILE] [--one FILE]
 
 flake8 runs every installed plugin on every file whatever ``--select`` says, so
 the cost users pay is "flake8's default run with the plugin installed" minus
@@ -39,6 +39,12 @@ bytes and times back (a run killed meanwhile, by SIGKILL say, leaves the comment
 That is the everyday second run (pre-commit, an editor's save): the project's fingerprint
 changed, so the plugin's results are reused only where their witness holds (what each analysis
 asked of the project: analysis/witness.py).
+
+With ``--one FILE``, cold rounds of flake8 on that one file of the corpus's project follow (a new
+cache folder each): a pre-commit hook on a commit that touched one file, or an editor's first
+look. The plugin still reads the project around the file (what its imports give, who calls its
+helpers), so this is where the project summaries' cost shows most plainly; the figure printed is
+the seconds added as well as the ratio, since flake8 alone takes a fraction of a second there.
 
 As extra information it also measures the plugin's own cost in process: the
 engine's ``analyze`` over every corpus file next to ``ast.parse`` of the same
@@ -268,10 +274,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"venv holding only flake8 (default {DEFAULT_BARE_VENV})")
     parser.add_argument("--skip-direct", action="store_true", help="skip the in-process engine measure")
     parser.add_argument("--edit", type=Path, help="a file of the project to edit (then restore) for a last round")
+    parser.add_argument("--one", type=Path, help="a file of the project to lint alone, cold, after the other rounds")
     args = parser.parse_args(argv)
     corpus = [path.resolve() for path in args.corpus] or default_corpus()
     if args.edit is not None and not args.edit.is_file():  # said now, not after the timed rounds
         parser.error(f"--edit: {args.edit} is not a file (a path from the current folder)")
+    if args.one is not None and not args.one.is_file():
+        parser.error(f"--one: {args.one} is not a file (a path from the current folder)")
 
     with_python = Path(sys.executable)
     without_python = ensure_bare_venv(args.bare_venv)
@@ -307,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{edited['with'].cpu:7.2f}s cpu   without {edited['without'].wall:7.2f}s wall "
                   f"{edited['without'].cpu:7.2f}s cpu   ratio "
                   f"{(edited['with'].wall - edited['without'].wall) / edited['without'].wall:.3f}", flush=True)
+        alone: dict[str, list[Run]] = {"with": [], "without": []}
+        if args.one is not None:
+            alone, _ = timed_rounds("one file", max(args.rounds, 1), sides, [args.one.resolve()], workdir,
+                                    lambda number: caches / f"one-{number}", empty_file)
     runs = cold["with"] or warm["with"]
     det_lines = sum(": DET" in line for line in runs[-1].output) if runs else 0
     print(f"the plugin reported {det_lines} DET lines")
@@ -314,6 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     print("flake8 -j1 on an empty file (the fixed cost of loading the plugin):")
     summarize("wall", startup, "wall")
     summarize("cpu", startup, "cpu")
+    if alone["with"]:
+        verdict(f"{args.one.name} alone, cold" if args.one is not None else "one file", alone)
+        added = statistics.median(w.wall - wo.wall for w, wo in zip(alone["with"], alone["without"]))
+        print(f"  median of the rounds' added wall-clock seconds: {added:.2f}s")
     for label, ratio in ratios.items():
         if ratio is not None:
             outcome = "meets" if ratio <= TARGET else "MISSES"
