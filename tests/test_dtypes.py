@@ -121,6 +121,9 @@ DTYPE_CASES = [
     ("x = torch.ones(3)\nprobe = x.to(torch.get_default_dtype())", 0),
     ("names = {'bf16': torch.bfloat16, 'fp32': torch.float32}\nprobe = torch.ones(3).to(names[key])", 0),
     ("x = torch.ones(3)\nprobe = x.to(torch.bfloat16 if low else torch.float32)", BF16 | F32),
+    ("probe = torch.tensor([1 + 2j, 3.0])", dt.COMPLEX),
+    ("probe = torch.tensor([2j])", dt.COMPLEX),
+    ("probe = torch.ones(3, dtype=torch.int64) + 1j", dt.COMPLEX),
 ]
 
 
@@ -144,6 +147,12 @@ LAYOUT_CASES = [
     ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj() * 2", 0),
     ("z = torch.fft.fft(torch.ones(4))\nprobe = z.conj().clone()", 0),
     ("x = torch.ones(4)\nprobe = x.conj()", 0),  # a real tensor: conj() is a no-op
+    # Complex from Python's imaginary literals (torch 2.13: complex64, complex128 from float64).
+    ("probe = torch.tensor([1 + 2j]).conj()", Flag.CONJ),
+    ("a = torch.linspace(0, 1, 5) + torch.linspace(0, 1, 5) * 1j\nprobe = torch.conj(a)", Flag.CONJ),
+    ("t = torch.ones(2).to(some_dtype)\nprobe = (t * -1j).conj()", Flag.CONJ),  # dtype unknown, still complex
+    ("probe = (torch.ones(2) * 1j).conj().resolve_conj()", 0),
+    ("probe = torch.tensor([1.0, 2.0]).conj()", 0),
 ]
 
 

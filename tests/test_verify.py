@@ -364,3 +364,22 @@ def test_reference_conversion_copies_where_the_original_raised(requires_grad: bo
     array[0] = 5.0
     assert np.shares_memory(array, tensor.detach().numpy()) is shares
     assert tensor[0].item() == (5.0 if shares else 1.0)
+
+
+def test_complex_values_are_pictured_as_real_and_imaginary_pairs() -> None:
+    """JSON has no complex numbers: a fixture that leaves a complex tensor or array at module
+    level (or converts one) must still report, and the two runs' pictures compare by value."""
+    import numpy
+    import torch
+
+    from flake8_detach.verify.runner import serialize
+
+    conjugate = serialize(torch.tensor([1 + 2j]).conj())
+    array = serialize(numpy.array([1 - 2j]))
+    scalar = serialize(numpy.complex64(3 + 4j))
+    assert conjugate is not None and conjugate["data"] == [[1.0, -2.0]]
+    assert array is not None and array["data"] == [[1.0, -2.0]]
+    assert scalar == {"kind": "scalar", "value": [3.0, 4.0]}
+    json.dumps([conjugate, array, scalar])
+    assert differences(conjugate, array, "z") == []
+    assert differences(conjugate, serialize(torch.tensor([1 + 2j])), "z") != []

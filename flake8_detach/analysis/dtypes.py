@@ -209,19 +209,35 @@ def dtype_named(value: Value) -> int:
 
 
 def literal_dtype(node: cst.BaseExpression) -> int:
-    """`torch.tensor([1.0, 2.0])`: float32; `[1, 2]`: integer; anything else: unknown."""
+    """`torch.tensor([1.0, 2.0])`: float32; `[1, 2]`: integer; `[1 + 2j]` or `[2j]`: complex
+    (complex64, checked on torch 2.13); anything else: unknown."""
     if isinstance(node, cst.Float):
         return F32
     if isinstance(node, cst.Integer):
         return INT
+    if isinstance(node, cst.Imaginary):
+        return COMPLEX
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         return literal_dtype(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        return _widest({literal_dtype(node.left), literal_dtype(node.right)})
     if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
-        found = {literal_dtype(element.value) for element in node.elements}
-        if 0 in found:
-            return 0
-        return F32 if F32 in found else INT
+        return _widest({literal_dtype(element.value) for element in node.elements})
     return 0
+
+
+def _widest(found: set[int]) -> int:
+    """The dtype of numbers written together: complex over float over integer; unknown if any is."""
+    if 0 in found:
+        return 0
+    return COMPLEX if COMPLEX in found else F32 if F32 in found else INT
+
+
+def is_imaginary_literal(node: cst.BaseExpression) -> bool:
+    """`1j`, `-2j`: a tensor combined with one is complex, whatever its own dtype (torch 2.13)."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, cst.Imaginary)
 
 
 def arange_dtype(args: list[cst.BaseExpression]) -> int:

@@ -204,6 +204,8 @@ class ExpressionEvaluator:
             return Value(Flag.NDARRAY | self._array_operation_dtype(node, left, right))
         if result.flags & DTYPES or result.flags and self.interp.in_autocast and isinstance(node.operator, cst.MatrixMultiply):
             result = result.with_dtype(self._tensor_operation_dtype(node, left, right))
+        if result.flags & TENSOR_FLOW and (dt.is_imaginary_literal(node.left) or dt.is_imaginary_literal(node.right)):
+            result = result.with_dtype(dt.COMPLEX)  # `t * 1j`: complex, whatever `t` holds
         if not result.flags and isinstance(node.operator, cst.Add) and (
             left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
         ):

@@ -64,7 +64,9 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any] | None:
             "data": None,
         }
         if value.device.type != "meta" and value.numel() <= MAX_ELEMENTS and not value.is_sparse:
-            picture["data"] = value.detach().cpu().tolist()
+            data = value.detach().cpu()
+            # JSON has no complex numbers: a complex tensor's data is [real, imaginary] pairs.
+            picture["data"] = (torch.view_as_real(data.resolve_conj()) if data.is_complex() else data).tolist()
         grad = value.grad if value.is_leaf else None
         if grad is not None:
             picture["grad"] = serialize(grad, depth + 1)
@@ -72,9 +74,11 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any] | None:
     if isinstance(value, numpy.ndarray):
         if value.dtype == object or value.size > MAX_ELEMENTS:
             return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": None}
-        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": value.tolist()}
+        data = numpy.stack([value.real, value.imag], axis=-1) if numpy.iscomplexobj(value) else value
+        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": data.tolist()}
     if isinstance(value, numpy.generic):
-        return {"kind": "scalar", "value": value.item()}
+        item = value.item()
+        return {"kind": "scalar", "value": [item.real, item.imag] if isinstance(item, complex) else item}
     if isinstance(value, torch.nn.Module):
         tensors = {name: serialize(tensor, depth + 1) for name, tensor in value.state_dict(keep_vars=True).items()}
         return {"kind": "module", "tensors": tensors}
