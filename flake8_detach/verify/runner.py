@@ -74,8 +74,8 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any] | None:
     if isinstance(value, numpy.ndarray):
         if value.dtype == object or value.size > MAX_ELEMENTS:
             return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": None}
-        data = numpy.stack([value.real, value.imag], axis=-1) if numpy.iscomplexobj(value) else value
-        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": data.tolist()}
+        pairs = numpy.stack([value.real, value.imag], axis=-1) if numpy.iscomplexobj(value) else value
+        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape), "data": pairs.tolist()}
     if isinstance(value, numpy.generic):
         item = value.item()
         return {"kind": "scalar", "value": [item.real, item.imag] if isinstance(item, complex) else item}
