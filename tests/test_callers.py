@@ -7,10 +7,10 @@ over the whole project answers (test_project.py holds the answers themselves to 
 from __future__ import annotations
 
 import random
-import textwrap
 from pathlib import Path
 
 import pytest
+from test_project import write
 
 from flake8_detach.analysis import callers as callers_module
 from flake8_detach.analysis import project as project_module
@@ -19,20 +19,11 @@ from flake8_detach.analysis.project import Project, SummaryStore, forget_project
 from flake8_detach.engine import Place, analyze
 from flake8_detach.settings import Settings
 
-CALLER_DEPENDENT = "it depends on the caller"
-
 
 @pytest.fixture(autouse=True)
 def _fresh_projects() -> None:
     forget_projects()
     project_module.use_summary_directory(None)
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text).lstrip("\n"))
 
 
 HELPER = """
