@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +69,8 @@ class CallerIndex:
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self._mentions: dict[bytes, list[Path]] | None = None
+        self._text: ProjectText | None = None
         self._calls: dict[Unit, Calls] = {}
-        self._aliases: dict[str, set[str]] = {}
         self._file_calls: dict[Path, tuple[dict[str, list[Any]], dict[str, list[str]]]] = {}
         self._judged: dict[Unit, tuple[bool, frozenset[str]]] = {}
         self._quiet: dict[Unit, bool] = {}
@@ -254,11 +253,11 @@ class CallerIndex:
         class's (`Net(...)`, `net = Net(); net.step()`, `self.step()` inside the class), and every
         name the project's text binds to one of them with `as` (`from .a import Net as Model`),
         followed from alias to alias."""
-        self._identifiers()
+        aliases = self._project_text().aliases
         names = {unit[1].split(".", 1)[0]}
         work = list(names)
         while work:
-            for alias in self._aliases.get(work.pop(), ()):
+            for alias in aliases.get(work.pop(), ()):
                 if alias not in names:
                     names.add(alias)
                     work.append(alias)
@@ -267,7 +266,7 @@ class CallerIndex:
     def _files_naming(self, names: set[str], first: Path | None = None) -> Iterator[Path]:
         """The project's files whose text spells one of ``names`` (each once, in a fixed order),
         and those summarised from a text given (an editor's buffer may differ from the file on disk)."""
-        mentions = self._identifiers()
+        mentions = self._project_text().mentions
         found = {path for name in names for path in mentions.get(name.encode(), ())}
         found.update(self.project.buffers)
         if first in found:
@@ -275,24 +274,34 @@ class CallerIndex:
             yield first
         yield from sorted(found)
 
-    def _identifiers(self) -> dict[bytes, list[Path]]:
-        """Each identifier of the project's files (notebooks: their code cells) -> the files that
-        spell it, and each `NAME as ALIAS` of their text, read once."""
-        if self._mentions is None:
+    def _project_text(self) -> ProjectText:
+        """What the project's files (notebooks: their code cells) spell, read once."""
+        if self._text is None:
             from .project import python_text
 
-            mentions: dict[bytes, list[Path]] = {}
+            text = ProjectText()
             for path in self.project.caller_files():
-                text = python_text(path)
-                if text is None:
-                    continue
-                for word in set(IDENTIFIER.findall(text)):
-                    mentions.setdefault(word, []).append(path)
-                if b" as " in text:
-                    for name, alias in ALIAS.findall(text):
-                        self._aliases.setdefault(name.decode(), set()).add(alias.decode())
-            self._mentions = mentions
-        return self._mentions
+                data = python_text(path)
+                if data is not None:
+                    text.read(path, data)
+            self._text = text
+        return self._text
+
+
+@dataclass
+class ProjectText:
+    """Each identifier of the project's text -> the files that spell it, and each name -> the
+    names a `NAME as ALIAS` of that text binds to it."""
+
+    mentions: dict[bytes, list[Path]] = field(default_factory=dict)
+    aliases: dict[str, set[str]] = field(default_factory=dict)
+
+    def read(self, path: Path, data: bytes) -> None:
+        for word in set(IDENTIFIER.findall(data)):
+            self.mentions.setdefault(word, []).append(path)
+        if b" as " in data:
+            for name, alias in ALIAS.findall(data):
+                self.aliases.setdefault(name.decode(), set()).add(alias.decode())
 
 
 def _last_name(reference: Any) -> str:

@@ -811,11 +811,8 @@ class Project:
         summary = self.summary(unit[0])
         return list(summary["params"].get(unit[1], [])) if summary is not None else []
 
-    def callees(self, path: Path, reference: str, kind: str) -> list[Unit]:
+    def callees(self, path: Path, reference: str, kind: str) -> Iterator[Unit]:
         """The units a call in ``path`` runs (`Net(...)`: `__init__`; `net(x)`: `forward`)."""
-        return list(self._callees(path, reference, kind))
-
-    def _callees(self, path: Path, reference: str, kind: str) -> Iterator[Unit]:
         unit = self.definition(path, reference)
         if unit is None:
             return
