@@ -154,7 +154,7 @@ def test_exports_are_cached_and_follow_an_edit(tmp_path: Path, monkeypatch: pyte
     assert codes(tmp_path, "main.py", cache) == [(5, "DET101")]
     forget_projects()  # a new process: only the disk is left
 
-    def refuse(source: str, view: object) -> None:
+    def refuse(source: str, view: object, roots: object = None) -> None:
         raise AssertionError("the exports of unchanged files were computed again")
 
     monkeypatch.setattr(exports, "compute_exports", refuse)
@@ -242,7 +242,7 @@ def test_a_file_that_imports_no_torch_exports_nothing_without_a_libcst_parse(mon
 
     monkeypatch.setattr(libcst, "parse_module", refuse)
     helpers = "import collections.abc\n\n\ndef to_2tuple(x):\n    return (x, x)\n"
-    assert compute_exports(helpers, None) == {"returns": {}, "fields": {}, "outgoing": {}}
+    assert compute_exports(helpers, None) == {"returns": {}, "fields": {}, "outgoing": {}, "covered": None}
     # A file that imports torch is analysed on the tree built from `ast` (ast_bridge.py): no libcst
     # parse either, and its exports are there.
     made = compute_exports("import torch\n\n\ndef f():\n    return torch.ones(1, requires_grad=True)\n", None)

@@ -50,9 +50,9 @@ def test_exports_are_reused_until_an_answer_they_used_changes(tmp_path: Path, mo
     computed: list[str] = []
     compute = exports_module.compute_exports
 
-    def counting(source: str, view: Any) -> dict[str, Any]:
+    def counting(source: str, view: Any, roots: frozenset[str] | None = None) -> dict[str, Any]:
         computed.append(view.path.name)
-        return compute(source, view)
+        return compute(source, view, roots)
 
     monkeypatch.setattr(exports_module, "compute_exports", counting)
     forget_projects()  # a new process: only the disk is left

@@ -18,7 +18,8 @@ Where each concern lives:
   included as callers; :mod:`.callers`: who calls a project function, read lazily from the
   files that name it, and whether every call runs with grad off; :mod:`.exports`: what each file gives
   the files that import it (what its functions return, its classes' fields) and what its calls
-  pass to theirs; :mod:`.witness`: the questions a file's analysis asked its project and their
+  pass to theirs, computed per question over the definitions :mod:`.demand` says can change the
+  answer; :mod:`.witness`: the questions a file's analysis asked its project and their
   answers, which tell when a cached result still holds after an edit elsewhere;
 - :mod:`.scopes` (environments, function and class records), :mod:`.facts` (the rules' only view).
 

@@ -5,8 +5,10 @@ does not know (each function's own context, analysis/summaries.py).
 `from replay import Buffer; Buffer().sample().numpy()` is a GPU tensor when `Buffer.sample`
 returns `... .to(self.device)` and `self.device` may be a GPU: the project index's `ast`
 summaries cannot say that, the interpreter run over `replay.py` can. The run happens once per
-file content and project state, on demand (the first time an importer asks), and is stored
-beside the project summaries. It goes one level deep: while it runs, the exported file's own
+file content, project state and question, on demand (the first time an importer asks), and is
+stored beside the project summaries. A question (what `Buffer.sample` returns, what the file
+passes to one helper) analyses only the definitions that can change its answer
+(analysis/demand.py); a later question those already cover reads the same run. It goes one level deep: while it runs, the exported file's own
 imports of other project files give modules, devices and no-grad contexts (the `ast` summaries)
 but no values, so no chain of files is analysed for one import.
 """
@@ -19,7 +21,7 @@ from typing import Any
 from ..screening import TORCH_IMPORT
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "5"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "6"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
@@ -68,46 +70,60 @@ def decode(encoded: Any, origin: str) -> Value | None:
     return Value(flags & KEPT, items, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
 
 
-def compute_exports(source: str, view: Any) -> dict[str, Any]:
+def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None) -> dict[str, Any]:
     """Run the interpreter over a project file (`view`: its project, values not followed) and
     collect what each top-level function and method returns, each class field holds, and what
-    its calls pass to other project files' functions (for their analysis: `outgoing`)."""
+    its calls pass to other project files' functions (for their analysis: `outgoing`).
+
+    With ``roots`` (top-level names), only the definitions that can change what those give are
+    analysed for unknown callers (analysis/demand.py); "covered" lists them, and the export
+    answers for them alone: their functions' returns, their classes' fields, and what the calls
+    in them pass. Without, the whole file is (`covered` None)."""
     import libcst as cst
 
     from ..diagnostics import AnalysisError
     from .imports import ImportTable
     from .interpreter import Interpreter
 
-    empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}}
+    empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}, "covered": None}
     if not TORCH_IMPORT.search(source):  # what the import table would find, without libcst's parse
         return empty
     try:
-        module = _module_of(source)
+        module, wanted = _module_of(source, roots)
         imports = ImportTable.from_module(module)
         if not imports.imports_torch:
             return empty
-        interpreter = Interpreter(module, imports, project=view, exporting=True)
+        interpreter = Interpreter(module, imports, project=view, exporting=True, wanted=wanted)
         interpreter.run()
     except (cst.ParserSyntaxError, RecursionError, ValueError, AnalysisError):  # nested too deeply: no exports
         return empty
     previous = interpreter.heap.install()  # a container's elements live in the heap
     try:
         returns = {name: encode(info.returns) for info in interpreter.summaries.functions
-                   if (name := interpreter.unit_name(info)) is not None and info.returns.flags}
+                   if (name := interpreter.unit_name(info)) is not None and info.returns.flags
+                   and (wanted is None or name.split(".", 1)[0] in wanted)}
         fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
+                  and (wanted is None or cls.name in wanted)  # a class only calls reached: partial
                   for attr, value in cls.attrs.items() if value.flags}
         outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
                     for key, passed in interpreter.outgoing.items()}
     finally:
         interpreter.heap.uninstall(previous)
-    return {"returns": returns, "fields": fields, "outgoing": outgoing}
+    return {"returns": returns, "fields": fields, "outgoing": outgoing,
+            "covered": None if wanted is None or roots is None else sorted(wanted | roots)}
 
 
-def _module_of(source: str) -> Any:
+def _module_of(source: str, roots: frozenset[str] | None) -> tuple[Any, frozenset[str] | None]:
     """The file's libcst tree, built from its `ast` tree (ast_bridge.py: several times cheaper than
-    libcst's parse) unless the bridge cannot build it; ParserSyntaxError where neither parses,
-    AnalysisError where it is nested too deeply."""
-    from ..parsing import bridged, parse_unvalidated
+    libcst's parse) unless the bridge cannot build it, and the definitions ``roots`` want (None:
+    all); ParserSyntaxError where neither parses, AnalysisError where it is nested too deeply."""
+    from ..parsing import bridged, parse_unvalidated, quiet_ast_parse
+    from .demand import wanted_definitions
 
-    built = bridged(source)
-    return built.module if built is not None else parse_unvalidated(source)
+    try:
+        tree = quiet_ast_parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = None
+    wanted = None if roots is None or tree is None else wanted_definitions(tree, source, roots)
+    built = bridged(source, tree) if tree is not None else None
+    return (built.module if built is not None else parse_unvalidated(source)), wanted

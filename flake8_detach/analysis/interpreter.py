@@ -67,11 +67,25 @@ from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by, withou
 MAX_CALL_DEPTH = 8  # summaries analysed on demand from a call site, nested
 
 
+def _unwanted_units(module: cst.Module, wanted: frozenset[str]) -> frozenset[int]:
+    """The ids of the nodes of the top-level functions, and of the methods of top-level classes,
+    whose definitions are not ``wanted``: their base records are skipped. A function nested in
+    one (a hook, a closure) keeps its own: it exists only once a call analyses its definer."""
+    found: set[int] = set()
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value not in wanted:
+            found.add(id(statement))
+        elif isinstance(statement, cst.ClassDef) and statement.name.value not in wanted:
+            found.update(id(inner) for inner in statement.body.body if isinstance(inner, cst.FunctionDef))
+    return frozenset(found)
+
+
 class Interpreter:
     def __init__(self, module: cst.Module, imports: ImportTable,
                  extra_no_grad: frozenset[str] = frozenset(),
                  converting_functions: frozenset[str] = frozenset(),
-                 project: ProjectView | None = None, exporting: bool = False) -> None:
+                 project: ProjectView | None = None, exporting: bool = False,
+                 wanted: frozenset[str] | None = None) -> None:
         self.module = module
         self.imports = imports
         self.project = project
@@ -89,8 +103,10 @@ class Interpreter:
         self.autocast = 0  # the dtype bits of the enclosing `torch.autocast` (0: none or unknown)
         self.in_autocast = False  # inside an enabled `torch.autocast` (of a dtype known or not)
         # Computing what the file exports (analysis/exports.py): every function is analysed for
-        # callers the file does not show, called in the file or not.
-        self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls)
+        # callers the file does not show, called in the file or not; with `wanted`, only the
+        # functions of those top-level definitions (analysis/demand.py).
+        self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls,
+                                   skipped=frozenset() if wanted is None else _unwanted_units(module, wanted))
         # The module's names that functions assign through `global`, as the fields of a class
         # (joined over every write, their readers analysed again when one grows).
         self.module_names = ClassInfo("<module>", is_module=False)

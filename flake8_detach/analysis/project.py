@@ -551,7 +551,10 @@ class Project:
     _definitions: dict[str, Unit | None] = field(default_factory=dict)
     _known: frozenset[str] | None = None
     _callers_of: list[Path] | None = None
-    _exports: dict[Path, dict[str, Any] | None] = field(default_factory=dict)
+    # Per file, its exports computed so far, each with the top-level definitions it covers
+    # (None: all of them; analysis/demand.py).
+    _exports: dict[Path, list[tuple[frozenset[str] | None, dict[str, Any] | None]]] = field(default_factory=dict)
+    _exporting: set[Path] = field(default_factory=set)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
     _callers: CallerIndex | None = None
     buffers: set[Path] = field(default_factory=set)  # files summarised from a text given, not from disk
@@ -568,32 +571,47 @@ class Project:
         self.summaries[path] = found
         return found
 
-    def exports(self, path: Path) -> dict[str, Any] | None:
-        """What the interpreter finds ``path``'s functions return and its classes' fields hold
-        (analysis/exports.py), once per content and project state."""
-        if path in self._exports:
-            return self._exports[path]
-        self._exports[path] = None  # a file whose export is being computed exports nothing meanwhile
-        self._exports[path] = found = self._compute_exports(path)
+    def exports(self, path: Path, roots: Iterable[str] | None = None) -> dict[str, Any] | None:
+        """What the interpreter finds ``path``'s functions return, its classes' fields hold and its
+        calls pass (analysis/exports.py), for the top-level definitions ``roots`` (None: all),
+        once per content and project state: an export that covers them already answers."""
+        wanted = None if roots is None else frozenset(roots)
+        known = self._exports.setdefault(path, [])
+        for cover, found in known:
+            if cover is None or (wanted is not None and wanted <= cover):
+                return found
+        if path in self._exporting:
+            return None  # a file whose export is being computed exports nothing meanwhile
+        self._exporting.add(path)
+        try:
+            found = self._compute_exports(path, wanted)
+        finally:
+            self._exporting.discard(path)
+        covered = None if found is None else found.get("covered")
+        known.append((None if covered is None else frozenset(covered), found))
         return found
 
-    def _compute_exports(self, path: Path) -> dict[str, Any] | None:
+    def _compute_exports(self, path: Path, roots: frozenset[str] | None) -> dict[str, Any] | None:
         from .exports import EXPORT_FORMAT, compute_exports
 
         data = python_text(path)
         if data is None:
             return None
         view = ProjectView(self, path, values=False)
-        return self.store.witnessed(data, f"exports-{EXPORT_FORMAT}", view,
-                                    lambda raw: compute_exports(raw.decode("utf-8", "replace"), view))
+        kind = f"exports-{EXPORT_FORMAT}" + ("" if roots is None else ":" + ",".join(sorted(roots)))
+        return self.store.witnessed(data, kind, view,
+                                    lambda raw: compute_exports(raw.decode("utf-8", "replace"), view, roots))
 
     def incoming(self, unit: Unit) -> dict[str, list[int]]:
         """What the calls of ``unit`` in other project files pass, per parameter (an index or a
         keyword), joined over those files' exports (their interpreter's view of each call)."""
         joined: dict[str, list[int]] = {}
         key = unit_key(unit)
-        for path in sorted(self.callers().caller_files(unit)):
-            exports = self.exports(path)
+        calls = self.callers().calls(unit)
+        for path in sorted(calls.files):
+            callers = {site.caller[1].split(".", 1)[0] for site in calls.sites
+                       if site.caller is not None and site.caller[0] == path}
+            exports = self.exports(path, callers)
             passed = exports.get("outgoing", {}).get(key, {}) if exports is not None else {}
             for parameter, encoded in passed.items():
                 old = joined.get(parameter, [0, 0])
@@ -616,7 +634,7 @@ class Project:
         unit = self.definition(importer, dotted)
         if unit is None:
             return None
-        exports = self.exports(unit[0])
+        exports = self.exports(unit[0], (unit[1].split(".", 1)[0],))
         return (unit, None if exports is None else exports.get(table, {}).get(unit[1]))
 
     def local_calls(self, path: Path, summary: dict[str, Any]) -> dict[str, frozenset[str]]:
@@ -930,7 +948,7 @@ class ProjectView:
             return None
         path, bases = found
         unit = self.project.definition(importer, qualified)
-        exports = self.project.exports(path) if unit is not None else None
+        exports = self.project.exports(path, (unit[1].split(".", 1)[0],)) if unit is not None else None
         if unit is not None and exports is not None:
             encoded = exports.get(table, {}).get(f"{unit[1]}.{name}")
             if encoded is not None:

@@ -70,12 +70,16 @@ class Summaries:
     """The summaries of the file's functions, and the queue of those to analyse (again)."""
 
     def __init__(self, analyse: Callable[[FunctionInfo], None], every_base: bool = False,
-                 known_calls: Callable[[FunctionInfo], frozenset[str] | None] | None = None) -> None:
+                 known_calls: Callable[[FunctionInfo], frozenset[str] | None] | None = None,
+                 skipped: frozenset[int] = frozenset()) -> None:
         self._analyse = analyse
         # The local names a function calls, where something cheaper than a walk knows them
         # (the project index's `ast` summary of this file); None: walk its body.
         self._known_calls = known_calls
         self.every_base = every_base  # analyse each base record even where the file's calls say all
+        # The definitions (ids of their nodes) whose base records an export does not need
+        # (analysis/demand.py): only calls analyse them, in the calls' contexts.
+        self.skipped = skipped
         self.pending: deque[FunctionInfo] = deque()
         self.functions: list[FunctionInfo] = []  # base records, in definition order
         self.module_dirty = False  # a return value the module's statements read has grown
@@ -165,6 +169,8 @@ class Summaries:
             if not self.pending:
                 self.pending.append(self._next_uncalled(waiting))
             info = self.pending.popleft()
+            if info.is_base and id(info.node) in self.skipped:
+                continue
             if info.is_base and info.state == "new" and info.cls is None and not info.calls and not info.waited:
                 info.waited = True
                 waiting.append(info)  # a function analysed later may call it: wait for that call
