@@ -122,6 +122,8 @@ def bridge(tree: ast.Module, source: str) -> BridgedModule:
         body = builder.statements(tree.body)
     except RecursionError as error:
         raise Unbridgeable("nested too deeply") from error
+    finally:
+        builder.forget()
     module = make(cst.Module, body=body)
     return BridgedModule(module, builder.starts, source)
 
@@ -156,6 +158,11 @@ class _Builder:
             ast.NamedExpr: self._named, ast.Await: self._await, ast.Yield: self._yield,
             ast.YieldFrom: self._yield_from, ast.JoinedStr: self._fstring, ast.Starred: self._starred_alone,
         }
+
+    def forget(self) -> None:
+        """Drop the dispatch tables: their bound methods hold the builder in a cycle, which would
+        keep it for the cycle collector to find instead of being freed when the build ends."""
+        self._statement_kinds, self._small_kinds, self._expression_kinds = {}, {}, {}
 
     # ------------------------------------------------------------------ helpers
     def _at(self, node: _N, origin: ast.AST) -> _N:

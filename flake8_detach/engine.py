@@ -87,6 +87,7 @@ def project_of(place: Place | None, source: str | None) -> ProjectView | None:
 def analyze_module(
     module: cst.Module, settings: Settings = DEFAULT_SETTINGS, source: str | None = None, tree: ast.AST | None = None,
     place: Place | None = None, project: ProjectView | None = None, built: BridgedModule | None = None,
+    plain: bool = False,
 ) -> Analysis:
     """Run the selected rules over an already parsed module.
 
@@ -94,6 +95,8 @@ def analyze_module(
     the statements that hold a diagnostic only. With its ``place`` (or the ``project`` view of
     it), imports of the project's own modules are read from their summaries. A module built from
     the `ast` tree (``built``, ast_bridge.py) gives its positions itself, or raises :class:`Unbridgeable`.
+    With ``plain``, only the diagnostics are read afterwards: the interpreter's records are
+    released as soon as the rules ran (Interpreter.release), and the facts are not returned.
     """
     rules = selected_rules(settings.select, settings.ignore, settings.extend_select, settings.preview)
     try:
@@ -105,8 +108,11 @@ def analyze_module(
     try:
         if project is None:
             project = project_of(place, source)
-        facts = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project).run()
+        interpreter = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project)
+        facts = interpreter.run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
+        if plain:
+            interpreter.release()
         if settings.fix_style != "chain":  # the rules build explicit chains; `force` rewrites them
             findings = [restyle(finding, settings.fix_style) for finding in findings]
         wanted = [finding.node for finding in findings]
@@ -133,7 +139,7 @@ def analyze_module(
             RELATED_PLACE, line_place(related[0]))
         diagnostics.append(Diagnostic(finding.code, line, column, message, finding.fix, related, template))
     diagnostics.sort(key=Diagnostic.sort_key)
-    return Analysis(module, findings, diagnostics, facts)
+    return Analysis(module, findings, diagnostics, None if plain else facts)
 
 
 def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
@@ -204,11 +210,13 @@ def _plain_report(source: str, settings: Settings, tree: ast.AST | None,
     built = bridged(source, tree)
     if built is not None:
         try:  # a fall-back run asks the project the same questions: the witness stays what it needs
-            diagnostics = analyze_module(built.module, settings, source, tree, place, project, built).diagnostics
+            diagnostics = analyze_module(built.module, settings, source, tree, place, project, built,
+                                         plain=True).diagnostics
         except Unbridgeable:
             pass
     if diagnostics is None:
-        diagnostics = analyze_module(parse(source, tree), settings, source, tree, place, project).diagnostics
+        diagnostics = analyze_module(parse(source, tree), settings, source, tree, place, project,
+                                     plain=True).diagnostics
     return [replace(diagnostic, fix=None) for diagnostic in diagnostics]
 
 

@@ -266,13 +266,17 @@ class CallerIndex:
     def _files_naming(self, names: set[str], first: Path | None = None) -> Iterator[Path]:
         """The project's files whose text spells one of ``names`` (each once, in a fixed order),
         and those summarised from a text given (an editor's buffer may differ from the file on disk)."""
-        mentions = self._project_text().mentions
+        text = self._project_text()
+        mentions = text.mentions
         found = {path for name in names for path in mentions.get(name.encode(), ())}
         found.update(self.project.buffers)
         if first in found:
             found.discard(first)
             yield first
-        yield from sorted(found)
+        order = text.order
+        for path in found:
+            order.setdefault(path, len(order))  # a buffer of a file the project's listing does not have
+        yield from sorted(found, key=order.__getitem__)  # the listing's order: no Path comparisons
 
     def _project_text(self) -> ProjectText:
         """What the project's files (notebooks: their code cells) spell, read once."""
@@ -295,8 +299,10 @@ class ProjectText:
 
     mentions: dict[bytes, list[Path]] = field(default_factory=dict)
     aliases: dict[str, set[str]] = field(default_factory=dict)
+    order: dict[Path, int] = field(default_factory=dict)  # each file's place in the order read
 
     def read(self, path: Path, data: bytes) -> None:
+        self.order.setdefault(path, len(self.order))
         for word in set(IDENTIFIER.findall(data)):
             self.mentions.setdefault(word, []).append(path)
         if b" as " in data:

@@ -109,6 +109,7 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
                     for key, passed in interpreter.outgoing.items()}
     finally:
         interpreter.heap.uninstall(previous)
+        interpreter.release()
     return {"returns": returns, "fields": fields, "outgoing": outgoing,
             "covered": None if wanted is None or roots is None else sorted(wanted | roots)}
 

@@ -149,6 +149,23 @@ class Interpreter:
             self.heap.uninstall(previous)
         return self.facts
 
+    def release(self) -> None:
+        """Break the walk's reference cycles once nothing will read its records (the flake8 front,
+        whose diagnostics are plain values; an export, once encoded): records point to their
+        scopes and back, and the parts of the walk to this object. The tree and the values are
+        then freed by their reference counts when the front drops them, instead of being walked
+        by the cycle collector, which cost the flake8 front about a second on timm. The facts
+        stay readable; the records, classes and parts do not."""
+        for info in list(self.summaries.all_records()):
+            info.__dict__.clear()
+        for cls in (*self.classes, self.module_names):
+            cls.__dict__.clear()
+        for obj in self.heap.objects.values():
+            obj.readers.clear()
+        for part in (self.calls, self.expressions, self.statements, self.aliases, self.summaries, self.heap):
+            part.__dict__.clear()
+        self.__dict__.clear()
+
     def _run(self) -> None:
         """Walk the module's statements, then run the summaries to a fixed point; walk the module
         again (keeping every record) while a return value its statements read has grown."""
