@@ -7,6 +7,7 @@ over the whole project answers (test_project.py holds the answers themselves to 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from test_project import write
 
 from flake8_detach.analysis import callers as callers_module
 from flake8_detach.analysis import project as project_module
-from flake8_detach.analysis.callers import CallerIndex, Site
+from flake8_detach.analysis.callers import CallerIndex, Site, aliases_in
 from flake8_detach.analysis.project import Project, SummaryStore, forget_projects
 from flake8_detach.engine import Place, analyze
 from flake8_detach.settings import Settings
@@ -162,3 +163,25 @@ def test_a_caller_that_its_own_file_runs_with_grad_on_reads_no_other_file(tmp_pa
     project = Project(tmp_path, SummaryStore(None))
     assert project.callers_without_grad((tmp_path / "helpers.py", "to_array")) == (False, frozenset())
     assert sorted(path.name for path in project.summaries) == ["cli.py", "helpers.py"]
+
+
+# What `aliases_in` must find: every pair of this pattern, which it finds from the ` as ` words.
+ALIAS_PATTERN = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s+as\s+([A-Za-z_][A-Za-z0-9_]*)")
+ALIAS_CASES = [
+    b"import numpy as np", b"a as as as b", b"x  as\n y", b"with open(f) as fh", b"__as as _b", b"as as x",
+    b"from .a import (Net as Model, Foo as Bar)", b"1a as b", b"except E as e:", b"x as", b"as", b"",
+]
+
+
+@pytest.mark.parametrize("data", ALIAS_CASES)
+def test_aliases_are_the_pairs_of_the_name_as_alias_pattern(data: bytes) -> None:
+    assert list(aliases_in(data)) == ALIAS_PATTERN.findall(data)
+
+
+def test_aliases_equal_the_patterns_pairs_on_this_projects_files() -> None:
+    root = Path(__file__).resolve().parent.parent
+    files = [path for folder in ("flake8_detach", "tests", "fixtures") for path in (root / folder).rglob("*.py")]
+    assert len(files) > 100
+    for path in files:
+        data = path.read_bytes()
+        assert list(aliases_in(data)) == ALIAS_PATTERN.findall(data), path
