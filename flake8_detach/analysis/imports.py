@@ -243,9 +243,10 @@ class ImportTable:
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """The dotted name an expression refers to through imports, or None."""
-        if isinstance(node, cst.Name):
+        # Exact types: `isinstance` against libcst's classes goes through `abc` when it fails.
+        if type(node) is cst.Name:
             return self.aliases.get(node.value)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base = self.resolve(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
         return None
