@@ -854,6 +854,8 @@ class CallEvaluator:
                      else dt.MODULE_CAST_METHODS.get(method))
             if dtype is not None:
                 moved = moved.with_dtype(dtype)  # every floating parameter converted in place
+                if isinstance(receiver.callee, ClassInfo):
+                    self._convert_submodules(receiver.callee, dtype, set())
             if receiver_name is not None and moved is not receiver:
                 env.vars[receiver_name] = moved  # modules move in place
             return moved
@@ -867,6 +869,22 @@ class CallEvaluator:
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)
+
+
+    def _convert_submodules(self, cls: ClassInfo, dtype: int, seen: set[int]) -> None:
+        """`Net().double()` converts the layers its fields hold, whose calls in `forward` then see
+        float64 parameters: each module field of the class (and of its bases and of the module
+        classes of this file its fields hold) may hold the converted dtype too. Joined, not
+        replaced: the class's fields describe every instance, converted or not."""
+        if id(cls) in seen:
+            return
+        seen.add(id(cls))
+        for owner in (cls, *cls.local_bases):
+            for attr, value in list(owner.attrs.items()):
+                if value.has(Flag.MODULE):
+                    self.interp.summaries.write_field(owner, attr, value.with_dtype(dtype))
+                    if isinstance(value.callee, ClassInfo):
+                        self._convert_submodules(value.callee, dtype, seen)
 
 
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:

@@ -29,7 +29,9 @@ class Float64IntoFloat32Module(Rule):
     what_it_does = (
         "Flags a tensor the file shows is float64 passed to a module whose parameters are float32 "
         "(a fresh `nn.Linear`, `nn.Conv2d`, `nn.LSTM`, norm layer, ... or an `nn.Sequential` that "
-        "starts with one; not after `.double()` / `.to(torch.float64)`), or combined with a known "
+        "starts with one; not after `.double()` / `.to(torch.float64)` of the layer, or of an instance "
+        "of a model class of this file that holds it: the class's fields describe all its "
+        "instances, so one converted instance keeps the rule quiet for the others), or combined with a known "
         "float32 tensor (such as that module's output) in `@` / `torch.matmul` / `mm` / `bmm` / "
         "`F.linear`, or in `F.binary_cross_entropy` / `nn.BCELoss` (the one loss that refuses the "
         "mix: MSE, L1, Huber, BCE-with-logits and cross-entropy promote and run). float64 comes from "
