@@ -20,6 +20,7 @@ that is `Tensor.numpy()`, which raises the device TypeError for a CUDA tensor ju
 
 from __future__ import annotations
 
+import signal
 import sys
 import warnings
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.utils.dlpack
 
 from flake8_detach.analysis import array_facts as af
 from flake8_detach.analysis import semantics as sem
@@ -66,6 +68,22 @@ def check_torch_constructors() -> None:
         fact(f"{qualified}(a[:, ::-1].copy()) runs", raised(lambda f=function: f(flipped.copy())) == "ran")
         fact(f"{qualified}(one-byte '>u1') runs", raised(lambda f=function: f(np.arange(3, dtype=">u1"))) == "ran")
     fact("torch.tensor([1, 2, 3][::-1]) of a list runs", raised(lambda: torch.tensor([1, 2, 3][::-1])) == "ran")
+    for qualified in sorted(af.TORCH_FROM_DLPACK):
+        function = torch.from_dlpack if qualified == "torch.from_dlpack" else torch.utils.dlpack.from_dlpack
+        fact(f"{qualified}(a[:, ::-1]) aborts the process (SIGABRT)", *_aborts(qualified))
+        fact(f"{qualified}(big-endian) raises BufferError", "DLPack only supports native byte order" in raised(
+            lambda f=function: f(big)), raised(lambda f=function: f(big)))
+        fact(f"{qualified}(a[:, ::-1].copy()) runs", raised(lambda f=function: f(flipped.copy())) == "ran")
+
+
+def _aborts(qualified: str) -> tuple[bool, str]:
+    """In a process of its own: the abort would end this one."""
+    import subprocess
+
+    code = ("import numpy as np, torch, torch.utils.dlpack\n"
+            f"{qualified}(np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::-1])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode == -signal.SIGABRT and "Storage size calculation overflowed" in done.stderr, f"exit {done.returncode}"
 
 
 def check_numpy_layout() -> None:

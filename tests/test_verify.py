@@ -347,10 +347,15 @@ def test_reference_conversion_copies_where_the_original_raised(requires_grad: bo
     array sharing the tensor's memory where it ran, as the original did."""
     import numpy as np
     import torch
+    import torch.utils.dlpack
 
     from flake8_detach.verify.runner import Probes
 
     saved = {name: torch.Tensor.__dict__.get(name) for name in ("numpy", *Probes.MOVES)}
+    # With force_numpy the probes also wrap torch's array constructors: put them back too, or
+    # later tests in this process would see `torch.from_numpy` take any array.
+    constructors = {name: getattr(torch, name) for name in Probes.ARRAY_CONSTRUCTORS}
+    dlpack = torch.utils.dlpack.from_dlpack
     try:
         Probes("<no fixture>", force_numpy=True).install()
         tensor = torch.ones(3, requires_grad=requires_grad)
@@ -361,6 +366,9 @@ def test_reference_conversion_copies_where_the_original_raised(requires_grad: bo
                 delattr(torch.Tensor, name)
             else:
                 setattr(torch.Tensor, name, method)
+        for name, function in constructors.items():
+            setattr(torch, name, function)
+        torch.utils.dlpack.from_dlpack = dlpack
     array[0] = 5.0
     assert np.shares_memory(array, tensor.detach().numpy()) is shares
     assert tensor[0].item() == (5.0 if shares else 1.0)

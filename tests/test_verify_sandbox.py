@@ -272,3 +272,29 @@ def test_verify_stopped_by_a_signal_leaves_no_process_and_no_scratch(
     assert process.returncode == code
     assert not alive(runner_pid) and not alive(sleeper) and live_in_group(pgid) == []
     assert list(scratch_root.iterdir()) == []
+
+
+# --- a run that torch's C++ code aborts --------------------------------------------------------------
+
+
+def test_an_aborted_run_is_named_at_the_fixtures_line_with_the_cpp_error(tmp_path: Path) -> None:
+    """SIGABRT leaves no result file: faulthandler's stack names the fixture's line, and the
+    C++ `what()` torch printed becomes the message (DET108's claim on `torch.from_dlpack`)."""
+    source = (
+        "import numpy as np\nimport torch\n\n"
+        "flipped = np.arange(6.0)[::-1]\n"
+        "t = torch.from_dlpack(flipped)\n"
+    )
+    (result,) = run_jobs([job(tmp_path, "aborts.py", source)])
+    assert result.outcome == "crashed"
+    assert result.exception is not None
+    assert (result.exception.type, result.exception.line) == ("abort", 5)
+    assert "Storage size calculation overflowed" in result.exception.message
+
+
+def test_a_run_killed_by_another_signal_is_not_an_abort(tmp_path: Path) -> None:
+    source = "import os, signal\nimport torch\n\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    (result,) = run_jobs([job(tmp_path, "segfault.py", source)])
+    assert result.outcome == "crashed"
+    assert result.exception is not None and result.exception.type == "crash"
+    assert "signal" in result.exception.message

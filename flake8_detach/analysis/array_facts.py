@@ -27,8 +27,14 @@ TORCH_ARRAY_ONLY = frozenset({"torch.from_numpy"})
 # `lengths` to `torch.as_tensor` and raises the same ValueError (torch 2.13: InferSent's
 # `pack_padded_sequence(x, np.sort(lengths)[::-1])`).
 _CONSTRUCTOR_ARRAY = (0, frozenset({"data", "obj", "ndarray"}))
+# torch's DLPack import takes an ndarray through `__dlpack__`, which hands over the strides as
+# they are: a negative one makes torch 2.13 abort the whole process ("Storage size calculation
+# overflowed", SIGABRT), and NumPy refuses a non-native byte order (BufferError: "DLPack only
+# supports native byte order"). `.copy()` makes both run.
+TORCH_FROM_DLPACK = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack"})
 ARRAY_ARGUMENTS: dict[str, tuple[int, frozenset[str]]] = {
     **{name: _CONSTRUCTOR_ARRAY for name in TORCH_FROM_ARRAY},
+    **{name: (0, frozenset({"ext_tensor"})) for name in TORCH_FROM_DLPACK},
     "torch.nn.utils.rnn.pack_padded_sequence": (1, frozenset({"lengths"})),
 }
 

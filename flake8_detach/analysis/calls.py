@@ -456,7 +456,8 @@ class CallEvaluator:
             self.facts.converting_calls.append(ConvertingCall(node, dotted(node.func) or qualified, kind))
         taken = array_facts.ARRAY_ARGUMENTS.get(qualified)
         if taken is not None:
-            kind = "array" if qualified in array_facts.TORCH_ARRAY_ONLY else "data"
+            kind = ("array" if qualified in array_facts.TORCH_ARRAY_ONLY
+                    else "dlpack" if qualified in array_facts.TORCH_FROM_DLPACK else "data")
             self.facts.array_handovers.append(ArrayHandover(node, dotted(node.func) or qualified, kind, *taken))
         if qualified.startswith("numpy."):
             layout = array_facts.numpy_result(last, positional, keywords, _rot90_k(node) if last == "rot90" else None)

@@ -38,7 +38,7 @@ class ArrayHandover:
 
     call: cst.Call
     function: str  # as written
-    kind: str  # "array" (takes nothing but an ndarray) or "data" (lists too)
+    kind: str  # "array" (takes nothing but an ndarray), "data" (lists too), "dlpack" (`__dlpack__` objects)
     position: int
     keywords: frozenset[str]
 

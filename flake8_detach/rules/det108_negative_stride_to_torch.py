@@ -55,7 +55,8 @@ class NegativeStrideToTorch(Rule):
     what_it_does = (
         "Flags an ndarray handed to `torch.from_numpy`, `torch.as_tensor`, `torch.asarray`, "
         "`torch.tensor`, `torch.Tensor` or `torch.FloatTensor` (or as the `lengths` of "
-        "`nn.utils.rnn.pack_padded_sequence`, which passes them to `torch.as_tensor`) when the file shows it has a "
+        "`nn.utils.rnn.pack_padded_sequence`, which passes them to `torch.as_tensor`), or to "
+        "`torch.from_dlpack` / `torch.utils.dlpack.from_dlpack`, when the file shows it has a "
         "negative stride (a slice with a literal negative step such as `img[:, :, ::-1]`, "
         "`np.flip`, `np.fliplr`, `np.flipud`, `np.rot90`, and views of those: `.T`, "
         "`.transpose()`, `np.transpose`, basic slices, `np.asarray`) or a byte order other than "
@@ -97,12 +98,17 @@ class NegativeStrideToTorch(Rule):
     runtime_truth = (
         "The flagged call raises ValueError \"At least one stride in the given numpy array is "
         "negative\" (or \"given numpy array has byte order different from the native byte order\") "
-        "on every device, torch 2.13; the fixed version runs with the same values."
+        "on every device, torch 2.13; the fixed version runs with the same values. "
+        "`torch.from_dlpack` takes the strides as they are: a negative one aborts the process "
+        "(SIGABRT, C++ \"Storage size calculation overflowed\"; nothing to catch, a notebook's "
+        "kernel dies), and NumPy refuses a non-native byte order with BufferError \"DLPack only "
+        "supports native byte order\"."
     )
     VALID = [
         "import numpy as np\nimport torch\nimg = np.zeros((4, 4, 3))\ntorch.from_numpy(img[:, :, ::-1].copy())\n",
         "import numpy as np\nimport torch\na = np.arange(6.0)\ntorch.tensor(a[::-1].copy())\n",
         "import numpy as np\nimport torch\na = np.arange(6.0)\ntorch.from_numpy(a[::2])\n",
+        "import numpy as np\nimport torch\nframes = np.arange(12.0).reshape(3, 4)\ntorch.from_dlpack(frames[:, ::-1].copy())\n",
         "import numpy as np\nimport torch\na = np.arange(6.0)\ntorch.as_tensor(np.ascontiguousarray(np.flip(a)))\n",
         "import numpy as np\nimport torch\na = np.arange(6.0)\ntorch.from_numpy(np.flip(a) / 2.0)\n",
         "import torch\ntokens = [1, 2, 3]\ntorch.tensor(tokens[::-1])\n",
@@ -115,6 +121,10 @@ class NegativeStrideToTorch(Rule):
          "nn.utils.rnn.pack_padded_sequence(torch.ones(3, 4, 2), lengths.copy(), batch_first=True)\n"),
     ]
     INVALID = [
+        Invalid(
+            "import numpy as np\nimport torch\nframes = np.arange(12.0).reshape(3, 4)\ntorch.from_dlpack(frames[:, ::-1])\n",
+            "import numpy as np\nimport torch\nframes = np.arange(12.0).reshape(3, 4)\ntorch.from_dlpack(frames[:, ::-1].copy())\n",
+        ),
         Invalid(
             "import numpy as np\nimport torch\nimg = np.zeros((4, 4, 3))\ntorch.from_numpy(img[:, :, ::-1])\n",
             "import numpy as np\nimport torch\nimg = np.zeros((4, 4, 3))\ntorch.from_numpy(img[:, :, ::-1].copy())\n",
@@ -155,20 +165,21 @@ class NegativeStrideToTorch(Rule):
         value = facts.value_of(expr)
         if value.is_tensor_like or handover.kind != "array" and not value.has(Flag.NDARRAY):
             return None  # torch.tensor(xs[::-1]) of a list, say: a fine reversed list
+        dlpack = handover.kind == "dlpack"
         if value.has(Flag.NON_NATIVE_ORDER):
+            error = "raises BufferError (DLPack byte order)" if dlpack else "raises ValueError (byte order)"
             message = (
-                f"{handover.function}() of an ndarray in non-native byte order raises ValueError "
-                "(byte order); convert it first: .astype(a.dtype.newbyteorder(\"=\")), not .copy()"
+                f"{handover.function}() of an ndarray in non-native byte order {error}; "
+                "convert it first: .astype(a.dtype.newbyteorder(\"=\")), not .copy()"
             )
             fix = None
             if _is_plain_reference(expr):
                 fix = Fix(expr, native_order_copy(expr), True, "convert to the native byte order with .astype()")
             return self.finding(expr, message, fix)
         if value.has(Flag.NEGATIVE_STRIDE):
-            message = (
-                f"{handover.function}() of an ndarray with a negative stride raises ValueError "
-                "(negative stride); pass a contiguous copy: .copy()"
-            )
+            error = ("aborts the process (storage size overflowed: no exception to catch)" if dlpack
+                     else "raises ValueError (negative stride)")
+            message = f"{handover.function}() of an ndarray with a negative stride {error}; pass a contiguous copy: .copy()"
             fix = Fix(expr, method_call(_atomic(expr), "copy"), True, "pass a contiguous copy with .copy()")
             return self.finding(expr, message, fix)
         return None

@@ -29,7 +29,10 @@ A claim is a `# expect:` annotation; what it means at run time is the rule's run
   claims it on meta too (conv checks dtypes there).
 - DET108: the flagged line raises ValueError (a negative stride, or a byte order torch does not
   take) on every device, meta included; the fixed version runs and its values equal the reference
-  run's, where torch's array constructors were handed a contiguous native copy.
+  run's, where torch's array constructors were handed a contiguous native copy. For
+  `torch.from_dlpack` the message claims what it does instead: a negative stride aborts the
+  process (SIGABRT; the runner names the fixture's line from faulthandler's stack and the C++
+  `what()`), a non-native byte order raises NumPy's BufferError.
 - No claim: the fixture runs cleanly.
 Meta tensors hold no data: a meta run that stops at an operation needing values is skipped with
 that reason, never passed; only the device-type TypeError is claimed there.
@@ -97,11 +100,12 @@ class Expectation:
     exception: str
     pattern: re.Pattern[str]
     text: str
+    outcome: str = "raised"  # "crashed": the process died (an "abort", named by the runner)
 
     def matches(self, result: RunResult) -> bool:
         raised = result.exception
         return (
-            result.outcome == "raised"
+            result.outcome == self.outcome
             and raised is not None
             and raised.type == self.exception
             and bool(self.pattern.search(raised.message))
@@ -117,6 +121,13 @@ RAISES_BY_KIND = {
     "mixed": Expectation("RuntimeError", DTYPE_MISMATCH, "RuntimeError (dtype mismatch)"),
 }
 RAISES_ARRAY_LAYOUT = Expectation("ValueError", ARRAY_LAYOUT, "ValueError (negative stride or byte order)")
+# DET108 on `torch.from_dlpack`: a negative stride aborts the process, a non-native byte order
+# raises NumPy's BufferError; DET108's message says which, and the claim follows it.
+DLPACK_ABORT = re.compile(r"Storage size calculation overflowed")
+DLPACK_BYTE_ORDER = re.compile(r"DLPack only supports native byte order")
+DET108_KINDS = (("abort", "aborts the process"), ("buffer", "BufferError"))
+RAISES_ABORT = Expectation("abort", DLPACK_ABORT, "the process aborts (storage size overflowed)", outcome="crashed")
+RAISES_BUFFER = Expectation("BufferError", DLPACK_BYTE_ORDER, "BufferError (DLPack byte order)")
 
 
 @dataclass
@@ -203,6 +214,9 @@ def claim_kinds(fixture: Fixture, diagnostics: list[Diagnostic]) -> dict[int, fr
         if "DET107" in codes:
             message = messages.get((line, "DET107"), "")
             found |= {kind for kind, text in DET107_KINDS if text in message}
+        if "DET108" in codes:
+            message = messages.get((line, "DET108"), "")
+            found |= {kind for kind, text in DET108_KINDS if text in message}
         if "DET109" in codes:
             found.add("mixed")
         kinds[line] = frozenset(found)
@@ -256,6 +270,10 @@ def expected_raise(kinds: frozenset[str], leg: DeviceLeg) -> Expectation | None:
         return RAISES_DEVICE_TYPE  # torch checks the device before grad
     if "grad" in kinds:
         return RAISES_REQUIRES_GRAD
+    if "abort" in kinds:
+        return RAISES_ABORT
+    if "buffer" in kinds:
+        return RAISES_BUFFER
     if "stride" in kinds:
         return RAISES_ARRAY_LAYOUT  # torch checks the array before any device is involved
     for kind in sorted(kinds & RAISING_EVERYWHERE):

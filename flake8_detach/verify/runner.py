@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import faulthandler
 import json
 import math
 import os
@@ -138,8 +139,11 @@ class Probes:
         if self.force_numpy:
             for name in self.ARRAY_CONSTRUCTORS:
                 setattr(torch, name, _takes_native_copy(getattr(torch, name)))
+            import torch.utils.dlpack
 
-    ARRAY_CONSTRUCTORS = ("from_numpy", "as_tensor", "asarray", "tensor")
+            torch.utils.dlpack.from_dlpack = _takes_native_copy(torch.utils.dlpack.from_dlpack)
+
+    ARRAY_CONSTRUCTORS = ("from_numpy", "as_tensor", "asarray", "tensor", "from_dlpack")
 
     def _move_probe(self, name: str, original: Any) -> Any:
         import torch
@@ -278,6 +282,10 @@ def _child(job: dict[str, Any], result_path: str, output_fd: int, limits: dict[s
     os.dup2(output_fd, 2)
     os.close(output_fd)
     memory = apply_limits(limits, job)
+    # A fatal signal (torch aborting in C++) leaves no result: the Python stack it struck goes
+    # here, for the parent to name the fixture's line (_name_fatal_signal).
+    fault = open(result_path + FAULT_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115 - open until the process ends
+    faulthandler.enable(file=fault)
     try:
         result = execute(job)
     except BaseException as error:  # noqa: BLE001 - a harness failure must still produce a result
@@ -507,6 +515,9 @@ def serve(
                 else:
                     results[run.index] = _collect(scratch, run.index, status)
                 results[run.index]["output"] = run.output.text()  # type: ignore[index]
+                if finished != 0 and os.WIFSIGNALED(status):
+                    _name_fatal_signal(results[run.index], jobs[run.index]["filename"],  # type: ignore[arg-type]
+                                       os.path.join(scratch, f"{run.index}.json{FAULT_SUFFIX}"), os.WTERMSIG(status))
                 _report_progress(results)
     finally:
         for pid, run in running.items():
@@ -516,7 +527,7 @@ def serve(
             shutil.rmtree(scratch, ignore_errors=True)
         else:
             for index in range(len(jobs)):
-                for suffix in (".json", ".json.tmp"):
+                for suffix in (".json", ".json.tmp", f".json{FAULT_SUFFIX}"):
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(scratch, f"{index}{suffix}"))
     return [result if result is not None else {"outcome": "crashed", "exception": None} for result in results]
@@ -579,6 +590,32 @@ def _collect(scratch: str, index: int, status: int) -> dict[str, Any]:
     except (OSError, ValueError):
         result = {"outcome": "crashed", "exception": {"type": "crash", "message": f"the run died ({_how(status)})", "line": None}}
     return result
+
+
+FAULT_SUFFIX = ".fault"
+_FAULT_FRAME = re.compile(r'File "(?P<file>.*)", line (?P<line>\d+)')
+_CPP_WHAT = re.compile(r"what\(\):\s*(?P<what>.+)")
+
+
+def _name_fatal_signal(result: dict[str, Any], filename: str, fault_path: str, signum: int) -> None:
+    """A run killed by SIGABRT (torch's C++ code gave up: `torch.from_dlpack` of a negative-stride
+    array) is described as an "abort" at the fixture's innermost line that faulthandler saw on the
+    stack, with the C++ error's `what()` from the run's output."""
+    if signum != signal.SIGABRT or result.get("outcome") != "crashed":
+        return
+    try:
+        with open(fault_path, encoding="utf-8", errors="replace") as stream:
+            stack = stream.read()
+    except OSError:
+        return
+    lines = [int(match["line"]) for match in _FAULT_FRAME.finditer(stack) if match["file"] == filename]
+    what = _CPP_WHAT.search(result.get("output") or "")
+    result["exception"] = {
+        "type": "abort",
+        "message": what["what"].strip() if what else f"the run died (signal {signum})",
+        "line": lines[0] if lines else None,  # most recent call first
+        "traceback": stack[-OUTPUT_TAIL:],
+    }
 
 
 def _how(status: int) -> str:
