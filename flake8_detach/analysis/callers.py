@@ -27,14 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .demand import definition_of
+
 if TYPE_CHECKING:
     from .project import Project, Unit
 
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # `import a.b as c`, `from .a import (Net as Model, ...)`: more than imports match (`with ... as f`),
-# which only adds names to look for.
-# A `NAME as ALIAS` is found from its ` as `: a pattern that starts at an identifier is tried at
-# every identifier of the file, which was most of the time spent reading the project's text.
+# which only adds names to look for. A pair is found from its ` as ` (aliases_in): a pattern that
+# starts at an identifier is tried at every identifier of the file.
 _AS = re.compile(rb"\sas\s+([A-Za-z_][A-Za-z0-9_]*)")
 _NAME_BEFORE = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s+\Z")
 NO_JUDGEMENT: tuple[bool, frozenset[str]] = (False, frozenset())
@@ -93,10 +94,6 @@ class CallerIndex:
         """Whether the project calls ``unit`` and never lets it out: its calls say all it gets."""
         calls = self.calls(unit)
         return bool(calls.sites) and not calls.escaped
-
-    def caller_files(self, unit: Unit) -> frozenset[Path]:
-        """The project's other files that call ``unit``."""
-        return self.calls(unit).files
 
     # ------------------------------------------------------------------ the fixpoint
     def _judge(self, unit: Unit) -> tuple[bool, frozenset[str]]:
@@ -257,7 +254,7 @@ class CallerIndex:
         name the project's text binds to one of them with `as` (`from .a import Net as Model`),
         followed from alias to alias."""
         aliases = self._project_text().aliases
-        names = {unit[1].split(".", 1)[0]}
+        names = {definition_of(unit[1])}
         work = list(names)
         while work:
             for alias in aliases.get(work.pop(), ()):

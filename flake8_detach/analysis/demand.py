@@ -32,6 +32,11 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BODIES = ("body", "orelse", "finalbody", "handlers")
 
 
+def definition_of(name: str) -> str:
+    """The top-level definition a unit is in: "f" for "f", "C" for the method or field "C.m"."""
+    return name.split(".", 1)[0]
+
+
 def wanted_definitions(tree: ast.Module, source: str, roots: Iterable[str]) -> frozenset[str]:
     """The names of the top-level definitions of ``tree`` an export for ``roots`` analyses.
 

@@ -8,9 +8,10 @@ summaries cannot say that, the interpreter run over `replay.py` can. The run hap
 file content, project state and question, on demand (the first time an importer asks), and is
 stored beside the project summaries. A question (what `Buffer.sample` returns, what the file
 passes to one helper) analyses only the definitions that can change its answer
-(analysis/demand.py); a later question those already cover reads the same run. It goes one level deep: while it runs, the exported file's own
-imports of other project files give modules, devices and no-grad contexts (the `ast` summaries)
-but no values, so no chain of files is analysed for one import.
+(analysis/demand.py); a later question those already cover reads the same run. It goes one
+level deep: while it runs, the exported file's own imports of other project files give modules,
+devices and no-grad contexts (the `ast` summaries) but no values, so no chain of files is
+analysed for one import.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     import libcst as cst
 
     from ..diagnostics import AnalysisError
+    from .demand import definition_of
     from .imports import ImportTable
     from .interpreter import Interpreter
 
@@ -101,7 +103,7 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     try:
         returns = {name: encode(info.returns) for info in interpreter.summaries.functions
                    if (name := interpreter.unit_name(info)) is not None and info.returns.flags
-                   and (wanted is None or name.split(".", 1)[0] in wanted)}
+                   and (wanted is None or definition_of(name) in wanted)}
         fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
                   and (wanted is None or cls.name in wanted)  # a class only calls reached: partial
                   for attr, value in cls.attrs.items() if value.flags}

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .callers import CallerIndex
+from .demand import definition_of
 from .exports import decode
 from .values import Value
 from .witness import holds, recorded, to_data
@@ -609,7 +610,7 @@ class Project:
         key = unit_key(unit)
         calls = self.callers().calls(unit)
         for path in sorted(calls.files):
-            callers = {site.caller[1].split(".", 1)[0] for site in calls.sites
+            callers = {definition_of(site.caller[1]) for site in calls.sites
                        if site.caller is not None and site.caller[0] == path}
             exports = self.exports(path, callers)
             passed = exports.get("outgoing", {}).get(key, {}) if exports is not None else {}
@@ -634,7 +635,7 @@ class Project:
         unit = self.definition(importer, dotted)
         if unit is None:
             return None
-        exports = self.exports(unit[0], (unit[1].split(".", 1)[0],))
+        exports = self.exports(unit[0], (definition_of(unit[1]),))
         return (unit, None if exports is None else exports.get(table, {}).get(unit[1]))
 
     def local_calls(self, path: Path, summary: dict[str, Any]) -> dict[str, frozenset[str]]:
@@ -948,7 +949,7 @@ class ProjectView:
             return None
         path, bases = found
         unit = self.project.definition(importer, qualified)
-        exports = self.project.exports(path, (unit[1].split(".", 1)[0],)) if unit is not None else None
+        exports = self.project.exports(path, (definition_of(unit[1]),)) if unit is not None else None
         if unit is not None and exports is not None:
             encoded = exports.get(table, {}).get(f"{unit[1]}.{name}")
             if encoded is not None:
