@@ -1,13 +1,16 @@
 """Memory aliases: names that share storage with another name (DET105).
 
 `a = t.numpy()` and `t = torch.from_numpy(a)` make two names of one storage on the CPU. A write
-through one of them (augmented assignment, item assignment, an in-place method, `out=`) is
-recorded as pending until the other name is read again; then it is a fact for the rule.
+through either of them (augmented assignment, item assignment, an in-place method, `out=`) is
+recorded as pending until the other name is read again; then it is a fact for the rule. The
+original side counts while it still names the object it named when the alias was made
+(`b = a.numpy(); a.add_(1); print(b)`, the NumPy-bridge example of PyTorch's tutorial).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -213,6 +216,8 @@ class AliasTracker:
         for alias_name, alias in list(env.aliases.items()):
             if alias.source.startswith(name + "."):
                 del env.aliases[alias_name]
+            elif alias.source == name and not alias.source_replaced:
+                env.aliases[alias_name] = replace(alias, source_replaced=True)
 
     def forget_attribute(self, target: cst.Attribute, env: Env) -> None:
         """`lin.weight = nn.Parameter(...)` (or `lin.weight.data = ...`): arrays of the old weight no longer alias it."""
@@ -242,9 +247,18 @@ class AliasTracker:
                 else:
                     scope.pending_writes.setdefault(alias.root, []).append(record)
                 return
+            self._note_source_write(written, scope)
             if written.value in scope.vars:
                 return
             scope = scope.parent
+
+    @staticmethod
+    def _note_source_write(written: cst.Name, scope: Env) -> None:
+        """`b = a.numpy()` ... `a.add_(1)`: the write is pending until `b` is read again."""
+        for alias_name, alias in scope.aliases.items():
+            if alias.source == written.value and not alias.source_replaced:
+                record = AliasWrite(written, written.value, alias_name, alias.origin, alias.kind, through_source=True)
+                scope.pending_writes.setdefault(alias_name, []).append(record)
 
     def note_read(self, name: str, env: Env) -> None:
         facts = self.interpreter.facts

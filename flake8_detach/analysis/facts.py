@@ -13,13 +13,16 @@ from .values import EMPTY, Value
 
 @dataclass(frozen=True)
 class AliasWrite:
-    """A write to an alias that is followed by a read of the other side (DET105)."""
+    """A write to one of two names sharing memory that is followed by a read of the other (DET105)."""
 
     write: cst.CSTNode  # the written name
-    alias: str
-    source: str
-    origin: cst.Call
-    kind: str
+    alias: str  # the written name's text
+    source: str  # the other side, whose later read sees the write
+    origin: cst.Call  # the call that made the sharing name (`t.numpy()`, `torch.from_numpy(a)`)
+    kind: str  # "numpy" or "from_numpy": which side the origin made
+    # The write went through the original side (`b = a.numpy(); a.add_(1); print(b)`): the other side
+    # is the name the origin made.
+    through_source: bool = False
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,8 @@ class Alias:
     # The source is an attribute of `self`, of a parameter or of a global inside a function: the
     # object outlives the scope, so a write is seen by others without a later read here.
     outlives: bool = False
+    # The source name was bound to another object since: writing it no longer reaches this alias.
+    source_replaced: bool = False
 
     @property
     def root(self) -> str:

@@ -17,7 +17,9 @@ class NumpyAliasWrite(Rule):
         "Flags an in-place write (`a[i] = ...`, `a += ...`, `np.copyto(a, ...)`, `t.add_(...)`) to "
         "an array or tensor that shares memory with another name, when that other name is used "
         "afterwards: `a = t.numpy()` (also through `.detach()` / `.cpu()`) then writing `a`, or "
-        "`t = torch.from_numpy(a)` then writing `t`. The other side may be an attribute: "
+        "`t = torch.from_numpy(a)` then writing `t`; and the other way round, writing `t` (or `a`) "
+        "while it still names the object it named then, when `a` (or `t`) is used afterwards "
+        "(`b = a.numpy(); a.add_(1); print(b)`). The other side may be an attribute: "
         "`w = lin.weight.detach().numpy()` changes the layer, flagged when `lin` is used afterwards, "
         "and at once inside a function when the object outlives it (`self.fc.weight`, "
         "`torch.from_numpy(self.buffer)`, an attribute of a parameter or a global); rebinding the "
@@ -45,6 +47,8 @@ class NumpyAliasWrite(Rule):
         "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_numpy(a).clone()\nt += 1\nprint(a)\n",
         "import torch\nt = torch.ones(3)\na = t.numpy()\na[0] = 5\n",  # the tensor is never used again
         "import torch\nt = torch.ones(3)\na = t.numpy()\nprint(t)\na = a * 2\na[0] = 1\nprint(t)\n",
+        # The tensor is a new object when it is written: the array keeps the old memory.
+        "import torch\nt = torch.ones(3)\na = t.numpy()\nt = t + 1\nt.add_(1)\nprint(a)\n",
         # `torch.reshape` of a permuted tensor copies (checked on torch 2.13).
         ("import torch\nimport numpy as np\na = np.ones((2, 3))\n"
          "t = torch.reshape(torch.permute(torch.from_numpy(a), (1, 0)), (-1,))\nt += 1\nprint(a)\n"),
@@ -69,6 +73,10 @@ class NumpyAliasWrite(Rule):
             "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_numpy(a).clone()\nt.add_(1)\nprint(a)\n",
         ),
         Invalid("import torch\nimport numpy as np\nt = torch.ones(3)\na = t.detach().cpu().numpy()\nnp.copyto(a, 0)\nprint(t)\n"),
+        Invalid(  # the original side written: the array made from it changes too
+            "import torch\nt = torch.ones(3)\na = t.numpy()\nt.add_(1)\nprint(a)\n",
+            "import torch\nt = torch.ones(3)\na = t.numpy().copy()\nt.add_(1)\nprint(a)\n",
+        ),
         Invalid(
             "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy()\nw[0, 0] = 5\nprint(lin(torch.ones(2)))\n",
             "import torch\nlin = torch.nn.Linear(2, 2)\nw = lin.weight.detach().numpy().copy()\nw[0, 0] = 5\nprint(lin(torch.ones(2)))\n",
@@ -92,11 +100,13 @@ class NumpyAliasWrite(Rule):
     def check(self, facts: Facts) -> Iterator[Finding]:
         for write in facts.alias_writes.values():
             copy = "copy" if write.kind == "numpy" else "clone"
-            source_kind = "tensor" if write.kind == "numpy" else "array"
+            # The origin made an array (`.numpy()`) or a tensor (`from_numpy`); the other side is the other kind.
+            made, original = ("array", "tensor") if write.kind == "numpy" else ("tensor", "array")
+            other_kind, created = (made, write.source) if write.through_source else (original, write.alias)
             message = (
-                f"writing '{write.alias}' in place also changes the {source_kind} '{write.source}' "
+                f"writing '{write.alias}' in place also changes the {other_kind} '{write.source}' "
                 f"(they share memory on the CPU, not after a GPU copy); use .{copy}() where "
-                f"'{write.alias}' is created"
+                f"'{created}' is created"
             )
             fix = Fix(write.origin, method_call(write.origin, copy), False, f"append .{copy}() to stop sharing memory")
             yield self.finding(write.write, message, fix)
