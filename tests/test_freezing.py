@@ -72,6 +72,39 @@ FROZEN = {
         criterion = nn.MSELoss()
         criterion(x, torch.zeros(2, 3)).numpy()
         """,
+    "an embedding whose weight is frozen": """
+        emb = nn.Embedding(5, 3)
+        emb.weight.requires_grad = False
+        emb(torch.tensor([1, 2])).numpy()
+        """,
+    "an embedding from pretrained vectors (frozen by default)": """
+        emb = nn.Embedding.from_pretrained(torch.ones(5, 3))
+        bag = nn.EmbeddingBag.from_pretrained(torch.ones(5, 3), True)
+        emb(torch.tensor([1, 2])).numpy()
+        bag(torch.tensor([[1, 2]])).numpy()
+        """,
+    "a module class of the file with a buffer and parameter-free layers": """
+        class Shift(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.act = nn.ReLU()
+                self.drop = nn.Dropout(0.0)
+                self.register_buffer("offset", torch.ones(n))
+
+            def forward(self, t):
+                return self.drop(self.act(t + self.offset))
+
+        class Twice(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.shift = Shift(3)
+
+            def forward(self, t):
+                return self.shift(self.shift(t))
+
+        Shift(3)(x).numpy()
+        Twice()(x).numpy()
+        """,
 }
 
 THAWED = {
@@ -129,6 +162,70 @@ THAWED = {
         criterion = nn.MSELoss()
         loss = criterion(nn.Linear(3, 3)(x), torch.zeros(2, 3))
         loss.numpy()  # flagged
+        """,
+    "a linear layer with only its weight frozen (the bias trains)": """
+        lin = nn.Linear(3, 3)
+        lin.weight.requires_grad = False
+        lin(x).numpy()  # flagged
+        """,
+    "an embedding from pretrained vectors with freeze=False": """
+        emb = nn.Embedding.from_pretrained(torch.ones(5, 3), freeze=False)
+        emb(torch.tensor([1, 2])).numpy()  # flagged
+        """,
+    "a module class of the file with a parameter": """
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU()
+                self.factor = nn.Parameter(torch.ones(1))
+
+            def forward(self, t):
+                return self.act(t) * self.factor
+
+        Scale()(x).numpy()  # flagged
+        """,
+    "a module class of the file given a layer by its caller": """
+        class Wrap(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, t):
+                return self.inner(t)
+
+        Wrap(nn.Linear(3, 3))(x).numpy()  # flagged
+        """,
+    "a module class of the file that gets a layer outside __init__": """
+        class Lazy(nn.Module):
+            def build(self):
+                self.fc = nn.Linear(3, 3)
+
+            def forward(self, t):
+                return self.fc(t)
+
+        lazy = Lazy()
+        lazy.build()
+        lazy(x).numpy()  # flagged
+        """,
+    "a module class of the file whose forward calls a model": """
+        backbone = nn.Linear(3, 3)
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = nn.ReLU()
+
+            def forward(self, t):
+                return self.act(backbone(t))
+
+        Head()(x).numpy()  # flagged
+        """,
+    "a module class of a library base": """
+        class Tied(nn.Linear):
+            def forward(self, t):
+                return super().forward(t)
+
+        Tied(3, 3)(x).numpy()  # flagged
         """,
 }
 

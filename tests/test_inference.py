@@ -180,11 +180,15 @@ def test_instances_dispatch_to_their_class_methods_with_the_constructor_argument
 def test_calling_an_instance_of_a_module_class_is_a_forward_pass_not_a_new_instance() -> None:
     source = (
         "import matplotlib.pyplot as plt\nimport torch\n\n\nclass Net(torch.nn.Module):\n"
-        "    def forward(self, x):\n        return x\n\n\nmodel = Net()\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(2, 2)\n\n"
+        "    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = Net()\n"
         "with torch.inference_mode():\n    preds = model(torch.ones(2))\nplt.plot(preds)\n"
     )
     assert lines(source) == []
-    assert lines(source + "plt.plot(model(torch.ones(2)))\n") == [(14, "DET106")]
+    assert lines(source + "plt.plot(model(torch.ones(2)))\n") == [(18, "DET106")]
+    # A module class with no parameters gives back what its input holds: no grad here (it runs).
+    identity = source.replace("        self.fc = torch.nn.Linear(2, 2)\n", "").replace("self.fc(x)", "x")
+    assert lines(identity + "plt.plot(model(torch.ones(2)))\n") == []
 
 
 FORWARD_READS_DATA = (

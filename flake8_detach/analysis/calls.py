@@ -18,6 +18,7 @@ from . import semantics as sem
 from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
+from .freezing import FROZEN_LOADERS, loader_freezes
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, is_classmethod, is_static, keyword_is_false, string_value
 from .syntax import receiver_name as syntax_receiver_name
@@ -304,9 +305,14 @@ class CallEvaluator:
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
-            if node is not None:
-                self._run_forward(callee, node, positional, keywords)
-            grad = _frozen_output_grad(positional, keywords) if callee.has(Flag.FROZEN) else Flag.GRAD
+            returned = self._run_forward(callee, node, positional, keywords) if node is not None else None
+            if callee.has(Flag.FROZEN):
+                grad = _frozen_output_grad(positional, keywords)
+            elif returned is not None and returned.has(Flag.TENSOR) and _holds_no_parameters(callee):
+                # A module class of the file with no parameters: what its `forward` gives, and its input's grad.
+                grad = (returned.flags | _frozen_output_grad(positional, keywords)) & GRAD_FLAGS
+            else:
+                grad = Flag.GRAD
             output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional)
                            | callee.flags & Flag.DETECTION, origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
@@ -346,16 +352,19 @@ class CallEvaluator:
         method = instance_method(container, "__getitem__")
         return None if method is None else self.interp.call_function(method, node, [index], {})
 
-    def _run_forward(self, module: Value, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> None:
+    def _run_forward(self, module: Value, node: cst.Call, positional: list[Value],
+                     keywords: dict[str, Value]) -> Value | None:
         """`model(x)` with `model` an instance of a module class of this file runs its `forward`:
         analysed in this call's context (its arguments, the grad mode here), so a `.data` or
         `.numpy()` of a parameter there sees what the call passes, and the fields `forward` writes
         get this call's grad mode. The output stays the module's (a tensor that requires grad
-        where grad is on): the forward's own return value may be less than the analysis knows."""
+        where grad is on): the forward's own return value (given back) may be less than the
+        analysis knows, and counts only for a module that holds no parameters."""
         cls = module.callee
         forward = instance_method(module, "forward") if isinstance(cls, ClassInfo) and cls.is_module else None
         if forward is not None:
-            self._call_defined(forward, node, positional, keywords)
+            return self._call_defined(forward, node, positional, keywords)
+        return None
 
     def _module_output_dtype(self, module: Value, positional: list[Value]) -> int:
         """A module's output dtype: its parameters' (`model.bfloat16()`), its input's for a module
@@ -495,6 +504,9 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=rows, elem=merge_all(list(rows))))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
+        if qualified in FROZEN_LOADERS:  # `nn.Embedding.from_pretrained(vectors)`: frozen by default
+            layer = qualified.rsplit(".", 2)[-2]
+            return Value(Flag.MODULE | dt.F32 | (Flag.FROZEN if loader_freezes(node) else 0), callee=layer)
         if qualified.startswith(sem.MODEL_FACTORIES) or qualified in sem.MODEL_LOADERS or (
                 sem.pretrained_gives_model(qualified)):
             return Value(Flag.MODULE | (Flag.DETECTION if qualified.startswith(sem.DETECTION_MODELS) else 0))
@@ -886,6 +898,29 @@ class CallEvaluator:
                     self.interp.summaries.write_field(owner, attr, value.with_dtype(dtype))
                     if isinstance(value.callee, ClassInfo):
                         self._convert_submodules(value.callee, dtype, seen)
+
+
+def _holds_no_parameters(module: Value, seen: frozenset[int] = frozenset()) -> bool:
+    """An instance of a module class of the file that can hold parameters only in its `__init__`'s
+    fields (freezing.class_body_adds_no_parameters), none of which holds one now: frozen modules,
+    tensors without grad, plain values. A field of unknown origin, a heap container or a module
+    that may have parameters counts as holding some."""
+    cls = module.callee
+    if not isinstance(cls, ClassInfo) or not cls.parameters_only_in_fields or id(cls) in seen:
+        return False
+    classes = [cls]
+    while classes[-1].local_bases:
+        classes.extend(classes[-1].local_bases)
+    return not any(_field_holds_parameters(value, seen | {id(cls)}) for owner in classes for value in owner.attrs.values())
+
+
+def _field_holds_parameters(value: Value, seen: frozenset[int]) -> bool:
+    if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT) or value.objs:
+        return True
+    if value.has(Flag.MODULE) and not value.has(Flag.FROZEN):
+        return not _holds_no_parameters(value, seen)
+    parts = [*(value.items or ()), *([value.elem] if value.elem is not None else [])]
+    return any(_field_holds_parameters(part, seen) for part in parts)
 
 
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:

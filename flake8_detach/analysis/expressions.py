@@ -469,6 +469,8 @@ class ExpressionEvaluator:
         getter = cls.method(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value
+        if cls is not None and cls.has_buffer(attr):  # `self.pe` of `self.register_buffer("pe", ...)`
+            return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
         return self.attribute_of(base, attr)
 
     def attribute_of(self, base: Value, attr: str) -> Value:

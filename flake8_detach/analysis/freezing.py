@@ -8,6 +8,12 @@ model loaded for inference), so `.numpy()` on it runs. A module with no paramete
     for p in model.parameters():            # or: for _, p in model.named_parameters()
         p.requires_grad = False             # or: p.requires_grad_(False), at the loop body's top
     model.requires_grad_(False)
+    emb.weight.requires_grad = False        # a layer whose one parameter is its weight (WEIGHT_ONLY_MODULES)
+    emb = nn.Embedding.from_pretrained(v)   # frozen unless `freeze=False` (FROZEN_LOADERS)
+
+A module class of the file that can hold parameters only in fields its `__init__` sets
+(`class_body_adds_no_parameters`), whose fields hold no parameters when it is called
+(`fields_hold_parameters`), is frozen as well: a positional encoding of a buffer and a dropout.
 
 Anything that may give the module parameters with grad again thaws it: `requires_grad = True` (or
 a conditional assignment) in such a loop, `model.requires_grad_()`, an assignment to an attribute
@@ -19,11 +25,24 @@ A freeze is a must-fact: joined with a module that is not frozen, the result is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import libcst as cst
 
 from .syntax import literal_bool
 
+_Node = TypeVar("_Node", bound=cst.CSTNode)
+
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+# torch.nn layers whose only parameter is `weight` (checked on torch 2.13 with named_parameters()).
+WEIGHT_ONLY_MODULES = frozenset({"Embedding", "EmbeddingBag", "PReLU"})
+# Loaders whose module is frozen unless `freeze=False` is passed (torch 2.13's default is True).
+FROZEN_LOADERS = frozenset({"torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"})
+# Calls in a class body that give its instances parameters other than through `self.x = ...` fields.
+_PARAMETER_MAKERS = frozenset({"Parameter", "register_parameter", "add_module", "register_module",
+                               "setattr", "__setattr__", "requires_grad_", "ParameterList", "ParameterDict"})
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Module methods that give it new submodules or parameters (nn.Sequential, nn.ModuleList, nn.Module).
 ADDING_METHODS = frozenset({"append", "extend", "insert", "add_module", "register_module", "register_parameter"})
 
@@ -140,3 +159,113 @@ def _small_statements(body: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
             continue
         pending.extend(node.children)
     return found
+
+
+def weight_freeze(node: cst.Assign) -> str | None:
+    """`emb.weight.requires_grad = False`: the name `emb` (frozen if it holds a WEIGHT_ONLY_MODULES layer)."""
+    if len(node.targets) != 1 or literal_bool(node.value) is not False:
+        return None
+    target = node.targets[0].target
+    if not (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"):
+        return None
+    weight = target.value
+    if (isinstance(weight, cst.Attribute) and weight.attr.value == "weight"
+            and isinstance(weight.value, cst.Name)):
+        return weight.value.value
+    return None
+
+
+def loader_freezes(call: cst.Call) -> bool:
+    """`nn.Embedding.from_pretrained(v)` (or `freeze=True`): a frozen layer; not with any other `freeze=`."""
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "freeze":
+            return literal_bool(arg.value) is True
+    if any(arg.star for arg in call.args):
+        return False
+    return len(positional) < 2 or literal_bool(positional[1].value) is True  # `from_pretrained(v, False)`
+
+
+def is_module_base(qualified: str | None) -> bool:
+    """`nn.Module` itself: a base that gives a subclass no parameters."""
+    return qualified in _MODULE_BASES
+
+
+def class_body_adds_no_parameters(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], str | None],
+                                  local: Callable[[str], bool]) -> bool:
+    """Whether an nn.Module subclass (of bases that add none) can hold parameters only in the
+    fields its `__init__` sets, each from a value the analysis describes.
+
+    No call in its body makes or registers a parameter or a submodule another way
+    (`nn.Parameter`, `register_parameter`, `add_module`, `setattr`), no class attribute is made
+    by a call, only `__init__` assigns attributes of `self`, and each value it assigns them is
+    not a call, or a call of torch (`nn.Dropout(p)`, `torch.zeros(n)`) or of a name of the file
+    (`local`): a library's or another file's object, which may be a model, is not described.
+    """
+    for statement in node.body.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Call)
+                for small in statement.body):
+            return False
+    for call in _nodes(node, cst.Call):
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name in _PARAMETER_MAKERS:
+            return False
+    for function in _nodes(node, cst.FunctionDef):
+        if function.name.value == "__init__":
+            for assign in _nodes(function, cst.Assign):
+                if (isinstance(assign.value, cst.Call) and any(_is_self_attribute(t.target) for t in assign.targets)
+                        and not _described_call(assign.value.func, resolve, local)):
+                    return False
+            continue
+        if any(_is_self_attribute(target) for target in _assigned_targets(function)):
+            return False
+    return True
+
+
+def _is_self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _described_call(func: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], str | None],
+                    local: Callable[[str], bool]) -> bool:
+    qualified = resolve(func)
+    if qualified is not None:
+        return qualified == "torch" or qualified.startswith("torch.")
+    return isinstance(func, cst.Name) and local(func.value)
+
+
+def registered_buffers(node: cst.ClassDef) -> frozenset[str]:
+    """The names a class's methods register as buffers: `self.register_buffer("pe", table)`.
+    A buffer is a tensor of the module that is no parameter: it never requires grad on its own."""
+    names: set[str] = set()
+    for call in _nodes(node, cst.Call):
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer"
+                and isinstance(func.value, cst.Name) and func.value.value == "self" and call.args
+                and isinstance(call.args[0].value, cst.SimpleString)):
+            name = call.args[0].value.evaluated_value
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
+
+
+def _nodes(root: cst.CSTNode, kind: type[_Node]) -> list[_Node]:
+    found: list[_Node] = []
+    pending: list[cst.CSTNode] = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, kind):
+            found.append(node)
+        pending.extend(node.children)
+    return found
+
+
+def _assigned_targets(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    targets: list[cst.BaseExpression] = []
+    for assign in _nodes(function, cst.Assign):
+        targets.extend(target.target for target in assign.targets)
+    targets.extend(node.target for node in _nodes(function, cst.AnnAssign))
+    targets.extend(node.target for node in _nodes(function, cst.AugAssign))
+    return targets

@@ -24,6 +24,10 @@ class ClassInfo:
     top_level: bool = False  # defined by a statement of the module itself
     foreign_bases: tuple[str, ...] = ()  # bases that are classes of other project files (qualified)
     local_bases: tuple[ClassInfo, ...] = ()  # bases that are classes of this file
+    # An nn.Module subclass that can hold parameters only in the fields its `__init__` sets
+    # (freezing.class_body_adds_no_parameters): frozen when those hold none (calls.py).
+    parameters_only_in_fields: bool = False
+    buffers: frozenset[str] = frozenset()  # `self.register_buffer("name", t)` in its methods
 
     def method(self, name: str) -> FunctionInfo | None:
         """The method `name` of this class or, as Python finds it, of its bases in this file."""
@@ -34,6 +38,10 @@ class ClassInfo:
                 if found is not None:
                     break
         return found
+
+    def has_buffer(self, attr: str) -> bool:
+        """Whether this class or a base of this file registers a buffer `attr`."""
+        return attr in self.buffers or any(base.has_buffer(attr) for base in self.local_bases)
 
     def owner_of(self, attr: str) -> ClassInfo:
         """The class (this one or a base of this file) whose methods assign the field `attr`."""

@@ -16,7 +16,16 @@ import libcst as cst
 from . import dtypes as dt
 from . import semantics as sem
 from .expressions import constant_key
-from .freezing import call_freeze, loop_freeze, root_name
+from .freezing import (
+    WEIGHT_ONLY_MODULES,
+    call_freeze,
+    class_body_adds_no_parameters,
+    is_module_base,
+    loop_freeze,
+    registered_buffers,
+    root_name,
+    weight_freeze,
+)
 from .guards import (
     Assumptions,
     branch_narrowings,
@@ -352,12 +361,15 @@ class StatementExecutor:
         project = self.interp.project
         foreign: list[str] = []
         local: list[ClassInfo] = []
+        bases_add_no_parameters = bool(node.bases)
         for base in node.bases:
             value = self.interp.eval(base.value, env)
             if isinstance(value.callee, ClassInfo) and not value.has(Flag.INSTANCE):
                 local.append(value.callee)  # `class Child(Base)` with Base of this file
                 is_module = is_module or value.callee.is_module
             qualified = self.imports.resolve(base.value)
+            bases_add_no_parameters = bases_add_no_parameters and (is_module_base(qualified) or (
+                isinstance(value.callee, ClassInfo) and value.callee.parameters_only_in_fields))
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
             elif qualified is not None and project is not None and project.is_module_class(qualified):
@@ -371,6 +383,9 @@ class StatementExecutor:
             top = self.interp.module.body
             top_level = 0 <= self.interp.top < len(top) and top[self.interp.top] is node
             info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign), tuple(local))
+            info.buffers = registered_buffers(node) if is_module else frozenset()
+            info.parameters_only_in_fields = is_module and bases_add_no_parameters and class_body_adds_no_parameters(
+                node, self.imports.resolve, lambda name: isinstance((env.lookup(name) or EMPTY).callee, (ClassInfo, FunctionInfo)))
             if self.interp.current_function is None:
                 self.interp.definitions[node] = info
             self.interp.classes.append(info)
@@ -429,6 +444,9 @@ class StatementExecutor:
         value = self.interp.eval(node.value, env)
         for target in node.targets:
             self.assign(target.target, value, env)
+        frozen_layer = weight_freeze(node)  # `emb.weight.requires_grad = False` of an nn.Embedding
+        if frozen_layer is not None and (env.lookup(frozen_layer) or EMPTY).callee in WEIGHT_ONLY_MODULES:
+            self._set_frozen(frozen_layer, True, env)
         if len(node.targets) == 1:
             self.interp.aliases.note_assignment(node.targets[0].target, node.value, env)
 

@@ -35,7 +35,11 @@ class NumpyOnGradTensor(Rule):
         "(`if t.requires_grad: return t.detach().numpy()`). A module with no parameters "
         "(`nn.ReLU()`, `nn.Softmax()`, a loss such as `nn.MSELoss()`) passes grad on only from its "
         "inputs, as a frozen model does: `nn.MSELoss()(model(x), y)` may require grad, "
-        "`nn.ReLU()(torch.ones(2))` does not."
+        "`nn.ReLU()(torch.ones(2))` does not. So does a module class of the file whose `__init__` "
+        "gives it only such layers, buffers and plain values (a positional encoding), unless its "
+        "`forward` calls a model that has parameters; and an `nn.Embedding` whose weight is "
+        "frozen (`emb.weight.requires_grad = False`, `nn.Embedding.from_pretrained(v)` without "
+        "`freeze=False`)."
     )
     why_bad = (
         "A tensor that requires grad is a node of the autograd graph: it remembers how it was "
