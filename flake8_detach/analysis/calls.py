@@ -18,7 +18,7 @@ from . import semantics as sem
 from .exports import ForeignClass
 from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
-from .freezing import FROZEN_LOADERS, loader_freezes
+from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_freezes
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, is_classmethod, is_static, keyword_is_false, string_value
 from .syntax import receiver_name as syntax_receiver_name
@@ -100,6 +100,8 @@ class CallEvaluator:
                 if sem.writes_in_place(method):
                     self.interp.aliases.note_write(func.value, env)
                 if func.value.value == env.self_name and env.cls is not None:
+                    if method == "register_buffer" and node.args and isinstance(node.args[0].value, cst.SimpleString):
+                        _note_buffer(env.cls, node.args[0].value)  # `self.pe` is a tensor without grad
                     info = env.cls.method(method)
                     if info is not None:
                         return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
@@ -308,7 +310,9 @@ class CallEvaluator:
             returned = self._run_forward(callee, node, positional, keywords) if node is not None else None
             if callee.has(Flag.FROZEN):
                 grad = _frozen_output_grad(positional, keywords)
-            elif returned is not None and returned.has(Flag.TENSOR) and _holds_no_parameters(callee):
+            elif (returned is not None and returned.has(Flag.TENSOR)
+                  and not (returned.flags | _frozen_output_grad(positional, keywords)) & Flag.GRAD
+                  and self._holds_no_parameters(callee)):
                 # A module class of the file with no parameters: what its `forward` gives, and its input's grad.
                 grad = (returned.flags | _frozen_output_grad(positional, keywords)) & GRAD_FLAGS
             else:
@@ -351,6 +355,37 @@ class CallEvaluator:
         call reading its dataset): its `__getitem__`'s return value."""
         method = instance_method(container, "__getitem__")
         return None if method is None else self.interp.call_function(method, node, [index], {})
+
+    def _holds_no_parameters(self, module: Value, seen: frozenset[int] = frozenset()) -> bool:
+        """An instance of a module class of the file that can hold parameters only in its `__init__`'s
+        fields (freezing.class_body_adds_no_parameters), none of which holds one now: frozen modules,
+        tensors without grad, plain values. A field of unknown origin, a heap container or a module
+        that may have parameters counts as holding some."""
+        cls = module.callee
+        if not isinstance(cls, ClassInfo) or id(cls) in seen or not self._adds_no_parameters(cls):
+            return False
+        seen = seen | {id(cls)}
+        owners = [cls]
+        while owners[-1].local_bases:
+            owners.extend(owners[-1].local_bases)
+        return not any(self._field_holds_parameters(value, seen) for owner in owners for value in owner.attrs.values())
+
+    def _adds_no_parameters(self, cls: ClassInfo) -> bool:
+        """The class's statement, read once when it matters (a walk of a class is not cheap)."""
+        if cls.adds_no_parameters is None:
+            described = cls.names_of_the_file or (lambda name: False)
+            cls.adds_no_parameters = cls.node is not None and all(
+                self._adds_no_parameters(base) for base in cls.local_bases
+            ) and class_body_adds_no_parameters(cls.node, self.interp.imports.resolve, described)
+        return cls.adds_no_parameters
+
+    def _field_holds_parameters(self, value: Value, seen: frozenset[int]) -> bool:
+        if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT) or value.objs:
+            return True
+        if value.has(Flag.MODULE) and not value.has(Flag.FROZEN):
+            return not self._holds_no_parameters(value, seen)
+        parts = [*(value.items or ()), *([value.elem] if value.elem is not None else [])]
+        return any(self._field_holds_parameters(part, seen) for part in parts)
 
     def _run_forward(self, module: Value, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value | None:
@@ -900,27 +935,11 @@ class CallEvaluator:
                         self._convert_submodules(value.callee, dtype, seen)
 
 
-def _holds_no_parameters(module: Value, seen: frozenset[int] = frozenset()) -> bool:
-    """An instance of a module class of the file that can hold parameters only in its `__init__`'s
-    fields (freezing.class_body_adds_no_parameters), none of which holds one now: frozen modules,
-    tensors without grad, plain values. A field of unknown origin, a heap container or a module
-    that may have parameters counts as holding some."""
-    cls = module.callee
-    if not isinstance(cls, ClassInfo) or not cls.parameters_only_in_fields or id(cls) in seen:
-        return False
-    classes = [cls]
-    while classes[-1].local_bases:
-        classes.extend(classes[-1].local_bases)
-    return not any(_field_holds_parameters(value, seen | {id(cls)}) for owner in classes for value in owner.attrs.values())
-
-
-def _field_holds_parameters(value: Value, seen: frozenset[int]) -> bool:
-    if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT) or value.objs:
-        return True
-    if value.has(Flag.MODULE) and not value.has(Flag.FROZEN):
-        return not _holds_no_parameters(value, seen)
-    parts = [*(value.items or ()), *([value.elem] if value.elem is not None else [])]
-    return any(_field_holds_parameters(part, seen) for part in parts)
+def _note_buffer(cls: ClassInfo, name: cst.SimpleString) -> None:
+    """`self.register_buffer("pe", table)`: a tensor of the module that is no parameter."""
+    text = name.evaluated_value
+    if isinstance(text, str):
+        cls.buffers.add(text)
 
 
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:

@@ -13,7 +13,7 @@ model loaded for inference), so `.numpy()` on it runs. A module with no paramete
 
 A module class of the file that can hold parameters only in fields its `__init__` sets
 (`class_body_adds_no_parameters`), whose fields hold no parameters when it is called
-(`fields_hold_parameters`), is frozen as well: a positional encoding of a buffer and a dropout.
+(calls.py), is frozen as well: a positional encoding of a buffer and a dropout.
 
 Anything that may give the module parameters with grad again thaws it: `requires_grad = True` (or
 a conditional assignment) in such a loop, `model.requires_grad_()`, an assignment to an attribute
@@ -234,21 +234,6 @@ def _described_call(func: cst.BaseExpression, resolve: Callable[[cst.BaseExpress
     if qualified is not None:
         return qualified == "torch" or qualified.startswith("torch.")
     return isinstance(func, cst.Name) and local(func.value)
-
-
-def registered_buffers(node: cst.ClassDef) -> frozenset[str]:
-    """The names a class's methods register as buffers: `self.register_buffer("pe", table)`.
-    A buffer is a tensor of the module that is no parameter: it never requires grad on its own."""
-    names: set[str] = set()
-    for call in _nodes(node, cst.Call):
-        func = call.func
-        if (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer"
-                and isinstance(func.value, cst.Name) and func.value.value == "self" and call.args
-                and isinstance(call.args[0].value, cst.SimpleString)):
-            name = call.args[0].value.evaluated_value
-            if isinstance(name, str):
-                names.add(name)
-    return frozenset(names)
 
 
 def _nodes(root: cst.CSTNode, kind: type[_Node]) -> list[_Node]:

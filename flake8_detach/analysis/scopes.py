@@ -11,7 +11,7 @@ from .syntax import is_static
 from .values import EMPTY, Value
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from .facts import AliasWrite
     from .guards import Narrowing
@@ -24,10 +24,14 @@ class ClassInfo:
     top_level: bool = False  # defined by a statement of the module itself
     foreign_bases: tuple[str, ...] = ()  # bases that are classes of other project files (qualified)
     local_bases: tuple[ClassInfo, ...] = ()  # bases that are classes of this file
-    # An nn.Module subclass that can hold parameters only in the fields its `__init__` sets
-    # (freezing.class_body_adds_no_parameters): frozen when those hold none (calls.py).
-    parameters_only_in_fields: bool = False
-    buffers: frozenset[str] = frozenset()  # `self.register_buffer("name", t)` in its methods
+    # An nn.Module subclass whose bases are nn.Module or classes of this file, and its statement:
+    # it may hold parameters only in the fields its `__init__` sets (calls.py asks when it matters:
+    # freezing.class_body_adds_no_parameters, kept in `adds_no_parameters`).
+    node: cst.ClassDef | None = None
+    adds_no_parameters: bool | None = None
+    # Whether a name of the file's scope where the class is defined is a class or function of the file.
+    names_of_the_file: Callable[[str], bool] | None = None
+    buffers: set[str] = field(default_factory=set)  # `self.register_buffer("name", t)` met in its methods
 
     def method(self, name: str) -> FunctionInfo | None:
         """The method `name` of this class or, as Python finds it, of its bases in this file."""

@@ -19,10 +19,8 @@ from .expressions import constant_key
 from .freezing import (
     WEIGHT_ONLY_MODULES,
     call_freeze,
-    class_body_adds_no_parameters,
     is_module_base,
     loop_freeze,
-    registered_buffers,
     root_name,
     weight_freeze,
 )
@@ -361,15 +359,15 @@ class StatementExecutor:
         project = self.interp.project
         foreign: list[str] = []
         local: list[ClassInfo] = []
-        bases_add_no_parameters = bool(node.bases)
+        bases_add_no_parameters = bool(node.bases)  # nn.Module itself, or classes of this file
         for base in node.bases:
             value = self.interp.eval(base.value, env)
             if isinstance(value.callee, ClassInfo) and not value.has(Flag.INSTANCE):
                 local.append(value.callee)  # `class Child(Base)` with Base of this file
                 is_module = is_module or value.callee.is_module
             qualified = self.imports.resolve(base.value)
-            bases_add_no_parameters = bases_add_no_parameters and (is_module_base(qualified) or (
-                isinstance(value.callee, ClassInfo) and value.callee.parameters_only_in_fields))
+            bases_add_no_parameters = bases_add_no_parameters and (
+                is_module_base(qualified) or (isinstance(value.callee, ClassInfo) and value.callee.node is not None))
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
                 is_module = True
             elif qualified is not None and project is not None and project.is_module_class(qualified):
@@ -383,9 +381,9 @@ class StatementExecutor:
             top = self.interp.module.body
             top_level = 0 <= self.interp.top < len(top) and top[self.interp.top] is node
             info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign), tuple(local))
-            info.buffers = registered_buffers(node) if is_module else frozenset()
-            info.parameters_only_in_fields = is_module and bases_add_no_parameters and class_body_adds_no_parameters(
-                node, self.imports.resolve, lambda name: isinstance((env.lookup(name) or EMPTY).callee, (ClassInfo, FunctionInfo)))
+            if is_module and bases_add_no_parameters:
+                info.node = node
+                info.names_of_the_file = lambda name: isinstance((env.lookup(name) or EMPTY).callee, (ClassInfo, FunctionInfo))
             if self.interp.current_function is None:
                 self.interp.definitions[node] = info
             self.interp.classes.append(info)
