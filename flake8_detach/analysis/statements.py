@@ -443,7 +443,8 @@ class StatementExecutor:
         for target in node.targets:
             self.assign(target.target, value, env)
         frozen_layer = weight_freeze(node)  # `emb.weight.requires_grad = False` of an nn.Embedding
-        if frozen_layer is not None and (env.lookup(frozen_layer) or EMPTY).callee in WEIGHT_ONLY_MODULES:
+        layer = (env.lookup(frozen_layer) or EMPTY).callee if frozen_layer is not None else None
+        if frozen_layer is not None and isinstance(layer, str) and layer in WEIGHT_ONLY_MODULES:
             self._set_frozen(frozen_layer, True, env)
         if len(node.targets) == 1:
             self.interp.aliases.note_assignment(node.targets[0].target, node.value, env)
