@@ -756,7 +756,13 @@ class CallEvaluator:
             for target in positional[:1] + [keywords.get("device", EMPTY)]:
                 result = sem.device_move(target, result)
             dtype = _target_dtype(positional, keywords)
+            if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
+                return sem.integer_result(result).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
             return result.with_dtype(dtype) if dtype is not None else result
+        if method == "type" and (positional or "dtype" in keywords):
+            dtype = _target_dtype(positional[:1], keywords) or self._tensor_class_dtype(node)
+            if dtype and not dtype & ~INTEGRAL:  # `.type(torch.LongTensor)`, `.type(torch.int64)`
+                return sem.integer_result(receiver).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
         if method == "requires_grad_":
             if positional and keyword_is_false(node, None):
                 return receiver.with_flags(add=Flag.TENSOR, remove=Flag.GRAD)
@@ -784,6 +790,14 @@ class CallEvaluator:
                 result = result.merge(value.tensor_part())
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
             self._method_dtype(receiver, method, node, positional, keywords))
+
+    def _tensor_class_dtype(self, node: cst.Call) -> int:
+        """`t.type(torch.LongTensor)`: the dtype a legacy tensor class names (0: another argument)."""
+        if not node.args or node.args[0].keyword is not None:
+            return 0
+        qualified = self.interp.imports.resolve(node.args[0].value) or ""
+        head, _, last = qualified.rpartition(".")
+        return dt.TORCH_FACTORY_DTYPES.get(last, 0) if head in ("torch", "torch.cuda") else 0
 
     def _call_hook(self, receiver: Value, method: str, node: cst.Call, hook: Value) -> bool:
         """`out.register_hook(store)`: the backward pass calls `store(grad)` with grad off, so the
@@ -1047,6 +1061,10 @@ def _used_as_submodule(cls: ClassInfo, known: Value, positional: list[Value]) ->
     if not cls.is_module or known.flags != Flag.NONE or known.callee is not None:
         return False
     return any(value.has(TENSOR_FLOW) for value in positional[:1])
+
+
+# Integer and bool dtypes: a tensor of one never requires grad (autograd refuses them; checked on torch 2.13).
+INTEGRAL = Flag.INTEGER | Flag.BOOL
 
 
 def _target_dtype(positional: list[Value], keywords: dict[str, Value]) -> int | None:
