@@ -308,15 +308,14 @@ class CallEvaluator:
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
             returned = self._run_forward(callee, node, positional, keywords) if node is not None else None
+            grad = Flag.GRAD
             if callee.has(Flag.FROZEN):
                 grad = _frozen_output_grad(positional, keywords)
-            elif (returned is not None and returned.has(Flag.TENSOR)
-                  and not (returned.flags | _frozen_output_grad(positional, keywords)) & Flag.GRAD
-                  and self._holds_no_parameters(callee)):
+            elif returned is not None and returned.has(Flag.TENSOR) and not returned.has(Flag.GRAD):
                 # A module class of the file with no parameters: what its `forward` gives, and its input's grad.
-                grad = (returned.flags | _frozen_output_grad(positional, keywords)) & GRAD_FLAGS
-            else:
-                grad = Flag.GRAD
+                through = (returned.flags | _frozen_output_grad(positional, keywords)) & GRAD_FLAGS
+                if not through & Flag.GRAD and self._holds_no_parameters(callee):
+                    grad = through
             output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional)
                            | callee.flags & Flag.DETECTION, origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
@@ -365,10 +364,7 @@ class CallEvaluator:
         if not isinstance(cls, ClassInfo) or id(cls) in seen or not self._adds_no_parameters(cls):
             return False
         seen = seen | {id(cls)}
-        owners = [cls]
-        while owners[-1].local_bases:
-            owners.extend(owners[-1].local_bases)
-        return not any(self._field_holds_parameters(value, seen) for owner in owners for value in owner.attrs.values())
+        return not any(self._field_holds_parameters(value, seen) for owner in cls.lineage() for value in owner.attrs.values())
 
     def _adds_no_parameters(self, cls: ClassInfo) -> bool:
         """The class's statement, read once when it matters (a walk of a class is not cheap)."""
@@ -757,12 +753,12 @@ class CallEvaluator:
                 result = sem.device_move(target, result)
             dtype = _target_dtype(positional, keywords)
             if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
-                return sem.integer_result(result).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
+                return _integer_cast(result, dtype, receiver)
             return result.with_dtype(dtype) if dtype is not None else result
         if method == "type" and (positional or "dtype" in keywords):
             dtype = _target_dtype(positional[:1], keywords) or self._tensor_class_dtype(node)
             if dtype and not dtype & ~INTEGRAL:  # `.type(torch.LongTensor)`, `.type(torch.int64)`
-                return sem.integer_result(receiver).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
+                return _integer_cast(receiver, dtype, receiver)
         if method == "requires_grad_":
             if positional and keyword_is_false(node, None):
                 return receiver.with_flags(add=Flag.TENSOR, remove=Flag.GRAD)
@@ -776,10 +772,9 @@ class CallEvaluator:
             return EMPTY
         cast = dt.CAST_METHODS.get(method)
         if cast is not None and not positional:
-            kept = receiver.flags & Flag.SPARSE  # a cast keeps the layout
             if method in sem.NO_GRAD_RESULTS:
-                return sem.integer_result(receiver).with_flags(add=cast | kept)
-            return receiver.tensor_part().with_flags(add=kept).with_dtype(cast)
+                return _integer_cast(receiver, cast, receiver)
+            return receiver.tensor_part().with_flags(add=receiver.flags & Flag.SPARSE).with_dtype(cast)  # keeps the layout
         if method in sem.NO_GRAD_RESULTS:
             return sem.integer_result(receiver)
         if method in sem.VALUES_INDICES and (positional or "dim" in keywords):
@@ -947,6 +942,12 @@ class CallEvaluator:
                     self.interp.summaries.write_field(owner, attr, value.with_dtype(dtype))
                     if isinstance(value.callee, ClassInfo):
                         self._convert_submodules(value.callee, dtype, seen)
+
+
+def _integer_cast(value: Value, dtype: int, receiver: Value) -> Value:
+    """An integer or bool cast of `value` (`.long()`, `.to(torch.int16)`): it never requires grad,
+    keeps the receiver's layout and has `dtype`."""
+    return sem.integer_result(value).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
 
 
 def _note_buffer(cls: ClassInfo, name: cst.SimpleString) -> None:

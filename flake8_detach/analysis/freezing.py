@@ -26,13 +26,10 @@ A freeze is a must-fact: joined with a module that is not frozen, the result is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
 
 import libcst as cst
 
-from .syntax import literal_bool
-
-_Node = TypeVar("_Node", bound=cst.CSTNode)
+from .syntax import descendants, literal_bool
 
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 # torch.nn layers whose only parameter is `weight` (checked on torch 2.13 with named_parameters()).
@@ -207,21 +204,31 @@ def class_body_adds_no_parameters(node: cst.ClassDef, resolve: Callable[[cst.Bas
                 isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Call)
                 for small in statement.body):
             return False
-    for call in _nodes(node, cst.Call):
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-        if name in _PARAMETER_MAKERS:
+    for inner in descendants(node):
+        if isinstance(inner, cst.Call) and _call_name(inner.func) in _PARAMETER_MAKERS:
             return False
-    for function in _nodes(node, cst.FunctionDef):
-        if function.name.value == "__init__":
-            for assign in _nodes(function, cst.Assign):
-                if (isinstance(assign.value, cst.Call) and any(_is_self_attribute(t.target) for t in assign.targets)
-                        and not _described_call(assign.value.func, resolve, local)):
-                    return False
-            continue
-        if any(_is_self_attribute(target) for target in _assigned_targets(function)):
+        if isinstance(inner, cst.FunctionDef) and not _function_adds_no_parameters(inner, resolve, local):
             return False
     return True
+
+
+def _function_adds_no_parameters(function: cst.FunctionDef, resolve: Callable[[cst.BaseExpression], str | None],
+                                 local: Callable[[str], bool]) -> bool:
+    """`__init__` assigns `self.x` only values the analysis describes; another method assigns none."""
+    in_init = function.name.value == "__init__"
+    for inner in descendants(function):
+        if isinstance(inner, cst.Assign):
+            if not any(_is_self_attribute(target.target) for target in inner.targets):
+                continue
+            if not in_init or isinstance(inner.value, cst.Call) and not _described_call(inner.value.func, resolve, local):
+                return False
+        elif isinstance(inner, (cst.AnnAssign, cst.AugAssign)) and not in_init and _is_self_attribute(inner.target):
+            return False
+    return True
+
+
+def _call_name(func: cst.BaseExpression) -> str | None:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def _is_self_attribute(target: cst.BaseExpression) -> bool:
@@ -234,23 +241,3 @@ def _described_call(func: cst.BaseExpression, resolve: Callable[[cst.BaseExpress
     if qualified is not None:
         return qualified == "torch" or qualified.startswith("torch.")
     return isinstance(func, cst.Name) and local(func.value)
-
-
-def _nodes(root: cst.CSTNode, kind: type[_Node]) -> list[_Node]:
-    found: list[_Node] = []
-    pending: list[cst.CSTNode] = [root]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, kind):
-            found.append(node)
-        pending.extend(node.children)
-    return found
-
-
-def _assigned_targets(function: cst.FunctionDef) -> list[cst.BaseExpression]:
-    targets: list[cst.BaseExpression] = []
-    for assign in _nodes(function, cst.Assign):
-        targets.extend(target.target for target in assign.targets)
-    targets.extend(node.target for node in _nodes(function, cst.AnnAssign))
-    targets.extend(node.target for node in _nodes(function, cst.AugAssign))
-    return targets

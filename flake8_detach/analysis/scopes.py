@@ -43,9 +43,16 @@ class ClassInfo:
                     break
         return found
 
+    def lineage(self) -> list[ClassInfo]:
+        """This class and its bases of this file, at every depth."""
+        found = [self]
+        for base in self.local_bases:
+            found.extend(base.lineage())
+        return found
+
     def has_buffer(self, attr: str) -> bool:
         """Whether this class or a base of this file registers a buffer `attr`."""
-        return attr in self.buffers or any(base.has_buffer(attr) for base in self.local_bases)
+        return any(attr in cls.buffers for cls in self.lineage())
 
     def owner_of(self, attr: str) -> ClassInfo:
         """The class (this one or a base of this file) whose methods assign the field `attr`."""
