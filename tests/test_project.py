@@ -141,6 +141,35 @@ def test_a_project_no_grad_decorator_factory_makes_its_callees_clean(tmp_path: P
     assert proof.returncode == 0, proof.stderr
 
 
+@pytest.mark.parametrize(("imported", "decorator"), [
+    ("from utils import torch_utils", "torch_utils.smart_inference_mode"),
+    ("import utils.torch_utils as tu", "tu.smart_inference_mode"),
+    ("from utils.torch_utils import smart_inference_mode as quiet", "quiet"),
+])
+def test_a_project_decorator_turns_grad_off_however_it_is_imported(tmp_path: Path, imported: str,
+                                                                   decorator: str) -> None:
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils/__init__.py": "", "utils/torch_utils.py": SMART,
+                     "val.py": f"""
+        import torch
+        from models import Net
+        {imported}
+
+
+        @{decorator}()
+        def run():
+            print(Net()(torch.ones(1, 3)).numpy())
+
+
+        run()
+    """})
+    assert codes(tmp_path, "val.py") == []
+    assert run_script(tmp_path, "val.py").returncode == 0
+    loud = tmp_path / "val.py"
+    loud.write_text(loud.read_text().replace(f"@{decorator}()\n", ""))
+    assert [code[:6] for _, code in codes(tmp_path, "val.py")] == ["DET101"]
+    assert GRAD_ERROR in run_script(tmp_path, "val.py").stderr
+
+
 def test_a_helper_with_a_grad_caller_elsewhere_stays_flagged(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "metrics.py": METRICS, "train.py": """
         import torch

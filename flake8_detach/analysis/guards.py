@@ -234,7 +234,29 @@ def _become(known: Value, value: Value | None) -> Value:
     return known
 
 
-def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: frozenset[str]) -> bool | None:
+class GradOffNames:
+    """The names besides torch's that turn grad off where a with-item or a decorator names them:
+    the configured ones and the file's own functions that do (``fixed``), and the project
+    functions an import names, asked one by one as the walk meets them (``ask``): a file imports
+    far more names than its with-items and decorators use, and each asking reads a summary."""
+
+    def __init__(self, fixed: frozenset[str], ask: Callable[[str], bool] | None = None) -> None:
+        self.fixed = fixed
+        self.ask = ask
+        self.answers: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        """``name``, as the file's imports resolve it (or as written, for the file's own)."""
+        if name in self.fixed:
+            return True
+        if self.ask is None or not isinstance(name, str) or name.startswith("torch"):
+            return False
+        if name not in self.answers:
+            self.answers[name] = self.ask(name)
+        return self.answers[name]
+
+
+def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: GradOffNames) -> bool | None:
     """False if the context/decorator turns grad off, True if it turns it on."""
     call_args: list[cst.Arg] | None = None
     target = expr
@@ -244,7 +266,7 @@ def grad_mode_of(expr: cst.BaseExpression, imports: ImportTable, extra_no_grad: 
     qualified = imports.resolve(target)
     if qualified is None:
         name = dotted(target)
-        if name is not None and name in extra_no_grad:
+        if name is not None and name in extra_no_grad.fixed:  # not imported: never the project's to ask
             return False
         return None
     if qualified in sem.GRAD_CONTEXT_DISABLE or qualified in extra_no_grad:

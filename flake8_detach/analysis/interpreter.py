@@ -54,7 +54,7 @@ from .calls import CallEvaluator, rest_bindings
 from .exports import ForeignClass
 from .expressions import ExpressionEvaluator
 from .facts import Facts
-from .guards import Assumptions, grad_mode_of, is_flag_name
+from .guards import Assumptions, GradOffNames, grad_mode_of, is_flag_name
 from .heap import Heap
 from .imports import ImportTable
 from .project import ProjectView
@@ -91,8 +91,9 @@ class Interpreter:
         self.project = project
         if project is not None:  # what the file's imports name among the project's own modules
             imports.aliases.update(imports.relative)
-            extra_no_grad = extra_no_grad | project.no_grad_names(imports.aliases)
-        self.extra_no_grad = extra_no_grad
+            self.extra_no_grad = GradOffNames(extra_no_grad | project.local_no_grad_names(), project.turns_grad_off)
+        else:
+            self.extra_no_grad = GradOffNames(extra_no_grad)
         self.converting_functions = converting_functions
         self.facts = Facts(imports, module=module)
         # The state of the walk, shared by its parts.

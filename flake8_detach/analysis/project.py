@@ -869,14 +869,15 @@ class ProjectView:
         return not qualified.startswith("torch.") and self.project.is_device_constant(self.path, qualified)
 
     @recorded
-    def no_grad_names(self, aliases: dict[str, str]) -> frozenset[str]:
-        """The names, as this file writes or imports them, of project functions that turn grad off."""
-        names = {qualified for qualified in set(aliases.values())
-                 if not qualified.startswith("torch") and self.project.turns_grad_off(self.path, qualified)}
+    def turns_grad_off(self, qualified: str) -> bool:
+        """Whether the project function an import names (a with-item's or a decorator's) turns grad off."""
+        return not qualified.startswith("torch") and self.project.turns_grad_off(self.path, qualified)
+
+    @recorded
+    def local_no_grad_names(self) -> frozenset[str]:
+        """This file's own top-level functions that turn grad off."""
         summary = self.project.summary(self.path)
-        if summary is not None:
-            names.update(name for name in summary["grad_off"] if "." not in name)
-        return frozenset(names)
+        return frozenset() if summary is None else frozenset(name for name in summary["grad_off"] if "." not in name)
 
     @recorded
     def callers_without_grad(self, name: str) -> tuple[bool, frozenset[str]]:
