@@ -151,6 +151,20 @@ def test_loader_batches_are_tensors_without_grad() -> None:
     assert lines(source) == [(5, "DET103")]
 
 
+@pytest.mark.parametrize("wrap", ["tqdm(loader)", "tqdm.tqdm(loader)", "auto.tqdm(loader)", "tqdm(iterable=loader)"])
+def test_a_progress_bar_yields_the_batches_it_wraps(wrap: str) -> None:
+    source = (
+        "import torch\nimport tqdm\nfrom tqdm import auto, tqdm\nfrom torch.utils.data import DataLoader\n"
+        f"loader = DataLoader([])\nfor x, y in {wrap.replace('tqdm.tqdm', 'tqdm')}:\n    a = y.data\n    b = x.numpy()\n"
+    )
+    assert lines(source) == [(7, "DET103")]
+
+
+def test_a_progress_bar_of_something_else_yields_nothing_known() -> None:
+    source = "import torch\nfrom tqdm import tqdm\nfor y in tqdm(range(3)):\n    a = y.data\n"
+    assert lines(source) == []
+
+
 def test_alias_through_a_helper_and_views() -> None:
     source = (
         "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"

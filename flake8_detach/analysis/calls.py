@@ -526,6 +526,9 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=merge_all([value.element().element() for value in positional]))
         if qualified in sem.DATA_LOADERS:
             return Value(Flag.CONTAINER, elem=self._batch(node, positional, keywords))
+        if qualified in sem.ITERABLE_WRAPPERS:  # `tqdm(loader)`: the loader's batches
+            iterable = positional[0] if positional else keywords.get("iterable", EMPTY)
+            return Value(Flag.CONTAINER, elem=iterable.element())
         if qualified in sem.DATASET_SUBSETS:  # `Subset(ds, idx)`: ds's items
             return positional[0] if positional else keywords.get("dataset", EMPTY)
         if qualified in sem.DATASET_SPLITS:  # `train, test = random_split(ds, [0.8, 0.2])`: subsets of ds

@@ -321,6 +321,10 @@ MODULE_ONLY_METHODS = frozenset(
 MODULE_LIKE_METHODS = frozenset({"train", "zero_grad", "state_dict", "load_state_dict"})
 # Iterating one of these yields batches: tensors that do not require grad (and live on the CPU).
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Progress bars that yield the elements of the iterable they wrap, unchanged (tqdm 4.70.1:
+# `tqdm(iterable)` iterates `iterable`; each front re-exports the same class).
+ITERABLE_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.std.tqdm", "tqdm.auto.tqdm", "tqdm.autonotebook.tqdm",
+                               "tqdm.notebook.tqdm", "tqdm.rich.tqdm", "tqdm.asyncio.tqdm"})
 # Views of a dataset whose items are the dataset's own (torch 2.13): a `Subset`, and the list of
 # them `random_split` returns.
 DATASET_SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
