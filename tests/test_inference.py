@@ -165,6 +165,37 @@ def test_a_progress_bar_of_something_else_yields_nothing_known() -> None:
     assert lines(source) == []
 
 
+HOOKED = (
+    "import torch\nfrom torch import nn\n\n\nclass Stats:\n    def __init__(self, model):\n"
+    "        for layer in model.modules():\n            layer.{register}(self.hook)\n\n"
+    "    def hook(self, module, first, second=None):\n        self.a = {read}\n\n"
+    "    def other(self, module, first):\n        self.b = first[0].data\n\n\n"
+    "Stats(nn.Linear(2, 2))\n"
+)
+
+
+@pytest.mark.parametrize(("register", "read", "expected"), [
+    # A forward pre-hook gets the inputs as a tuple of tensors; `other` is no hook and stays unknown.
+    ("register_forward_pre_hook", "first[0].data", [(11, "DET103")]),
+    # A forward hook's output: a tensor whose grad the model's calls decide (DET111, not DET101).
+    ("register_forward_hook", "second.data", [(11, "DET103")]),
+    ("register_forward_hook", "second.numpy()", [(11, "DET111")]),
+    ("register_forward_hook", "second.detach().numpy()", []),
+    # A backward hook's gradients: tensors that do not require grad (create_graph unset).
+    ("register_full_backward_hook", "second[0].data", [(11, "DET103")]),
+    ("register_full_backward_hook", "first", []),
+    ("register_forward_pre_hook", "module.weight.data", [(11, "DET103")]),
+])
+def test_a_method_registered_as_a_hook_gets_what_torch_passes(register: str, read: str,
+                                                              expected: list[tuple[int, str]]) -> None:
+    assert lines(HOOKED.format(register=register, read=read)) == expected
+
+
+def test_a_method_not_registered_keeps_its_parameters_unknown() -> None:
+    source = HOOKED.format(register="register_forward_pre_hook", read="first[0].data").replace("(self.hook)", "(print)")
+    assert lines(source) == []
+
+
 def test_alias_through_a_helper_and_views() -> None:
     source = (
         "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"

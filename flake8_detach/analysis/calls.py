@@ -696,7 +696,8 @@ class CallEvaluator:
 
     def _call_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value], env: Env) -> Value:
-        if method in sem.BACKWARD_HOOKS and positional and self._call_hook(receiver, method, node, positional[0]):
+        if (method in sem.BACKWARD_HOOKS or method in sem.FORWARD_HOOKS) and positional and self._call_hook(
+                receiver, method, node, self._hook_function(node, positional[0], env)):
             return EMPTY  # a handle
         if receiver.has(Flag.FRAME):
             return frames.method(receiver, method, positional, keywords)
@@ -797,27 +798,47 @@ class CallEvaluator:
         head, _, last = qualified.rpartition(".")
         return dt.TORCH_FACTORY_DTYPES.get(last, 0) if head in ("torch", "torch.cuda") else 0
 
-    def _call_hook(self, receiver: Value, method: str, node: cst.Call, hook: Value) -> bool:
-        """`out.register_hook(store)`: the backward pass calls `store(grad)` with grad off, so the
-        file's function is analysed as called here with what the library passes (a gradient has
-        no grad), not as a callback any code may call. Plain functions and closures only: a
-        method stays open to every caller. False for an array (NumPy has no hooks) and where the
-        file builds higher-order graphs (`create_graph=True`: gradients then require grad)."""
-        info = hook.callee
-        if not hook.has(Flag.FUNCTION) or not isinstance(info, FunctionInfo) or info.cls is not None:
+    @staticmethod
+    def _hook_function(node: cst.Call, hook: Value, env: Env) -> FunctionInfo | None:
+        """The file's function a hook registration passes: a function or closure by its value, a
+        method of the class being analysed by its spelling (`self._save_input`)."""
+        if hook.has(Flag.FUNCTION) and isinstance(hook.callee, FunctionInfo):
+            return hook.callee
+        written = node.args[0].value if node.args and node.args[0].keyword is None else None
+        if (isinstance(written, cst.Attribute) and isinstance(written.value, cst.Name)
+                and written.value.value == env.self_name and env.cls is not None):
+            method = env.cls.method(written.attr.value)
+            return method if method is not None and not is_static(method.node) else None
+        return None
+
+    def _call_hook(self, receiver: Value, method: str, node: cst.Call, info: FunctionInfo | None) -> bool:
+        """`out.register_hook(store)`, `layer.register_forward_pre_hook(self._save_input)`: torch
+        calls the hook with what the tables of semantics.py say it passes, so the file's function
+        is analysed as called here with those values: a backward hook with grad off (a gradient
+        has no grad), a forward hook in the grad mode of the registration, with tensors whose
+        grad depends on the model's calls (`UNKNOWN_ARG`: DET111's claim). A plain function or closure called only so is judged by this
+        call; a method keeps its record for unknown callers beside it. False for an array (NumPy
+        has no hooks) and for a backward hook where the file builds higher-order graphs
+        (`create_graph=True`: gradients then require grad)."""
+        if info is None or receiver.has(Flag.NDARRAY):
             return False
-        if receiver.has(Flag.NDARRAY) or self.interp.builds_higher_order_graphs:
+        backward = method in sem.BACKWARD_HOOKS
+        if backward and self.interp.builds_higher_order_graphs:
             return False
         # The method names the receiver's class (only a tensor has `register_hook`, only a module
         # `register_full_backward_hook`), whatever the walk made of it (`list(m._modules.items())[0][1]`).
         gradient = Value(Flag.TENSOR | (receiver.flags & Flag.DEVICE)).with_dtype(receiver.dtype)
         module = receiver if receiver.has(Flag.MODULE) else Value(Flag.MODULE | (receiver.flags & Flag.DEVICE))
+        # A forward hook's input or output: whether it requires grad is the model's call's to say.
+        tensor = Value(Flag.TENSOR | Flag.UNKNOWN_ARG | (module.flags & Flag.DEVICE))
         passed = {"gradient": gradient, "gradients": Value(Flag.CONTAINER, elem=gradient),
-                  "module": module, "itself": receiver.with_flags(add=Flag.TENSOR)}
+                  "module": module, "itself": receiver.with_flags(add=Flag.TENSOR),
+                  "inputs": Value(Flag.CONTAINER, elem=tensor), "output": tensor}
+        kinds = sem.BACKWARD_HOOKS[method] if backward else sem.FORWARD_HOOKS[method]
         saved = self.interp.grad_enabled
-        self.interp.grad_enabled = False
+        self.interp.grad_enabled = saved and not backward
         try:
-            self.interp.call_function(info, node, [passed[kind] for kind in sem.BACKWARD_HOOKS[method]], {})
+            self.interp.call_function(info, node, [passed[kind] for kind in kinds], {})
         finally:
             self.interp.grad_enabled = saved
         return True

@@ -37,6 +37,15 @@ BACKWARD_HOOKS: dict[str, tuple[str, ...]] = {
     "register_backward_hook": ("module", "gradients", "gradients"),
     "register_full_backward_pre_hook": ("module", "gradients"),  # fn(module, grad_out)
 }
+# Forward hooks: the module's `__call__` calls them around `forward`, in the grad mode of that
+# call, with the positional inputs as a tuple ("inputs") and what `forward` returned ("output"),
+# tensors on the module's device (torch 2.13, `with_kwargs=False`). Whether they require grad
+# depends on the grad mode of the model's calls and on the layers before, as for a parameter
+# whose callers are not known.
+FORWARD_HOOKS: dict[str, tuple[str, ...]] = {
+    "register_forward_pre_hook": ("module", "inputs"),  # fn(module, args)
+    "register_forward_hook": ("module", "inputs", "output"),  # fn(module, args, output)
+}
 
 # Results that are integer or boolean tensors: they can never require grad.
 NO_GRAD_RESULTS = frozenset(
