@@ -196,6 +196,19 @@ def test_a_method_not_registered_keeps_its_parameters_unknown() -> None:
     assert lines(source) == []
 
 
+def test_items_of_a_returned_tuple_are_what_the_call_passed() -> None:
+    source = (
+        "import torch\n\n\nclass Chain:\n    def __init__(self, steps):\n"
+        "        self.steps = steps\n\n    def __call__(self, a, b):\n        for step in self.steps:\n"
+        "            a, b = step(a, b)\n        return a, b\n\n\n"
+        "def scale(a, b):\n    return a * 2, b * 2\n\n\n"
+    )
+    quiet = source + "x, y = Chain([scale])(torch.zeros(2), torch.ones(2))\nprint(x.numpy(), y.numpy())\n"
+    assert lines(quiet) == []
+    grad = source + "w = torch.nn.Linear(2, 2).weight\nx, y = Chain([scale])(w, w)\nprint(x.numpy())\n"
+    assert lines(grad) == [(20, "DET101")]
+
+
 def test_alias_through_a_helper_and_views() -> None:
     source = (
         "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"

@@ -7,6 +7,7 @@ the tables in :mod:`.semantics`, and functions defined in the module are analyse
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from .values import (
     Value,
     merge_all,
     passed_by,
+    seen_from,
 )
 
 if TYPE_CHECKING:
@@ -988,9 +990,7 @@ def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> 
 
 def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
     """A result computed from parameters of unknown origin, seen where these arguments are passed."""
-    if not returned.has(Flag.UNKNOWN_ARG):
-        return returned
-    return returned.with_flags(remove=Flag.UNKNOWN_ARG).merge(_passed_tensors(arguments))
+    return seen_from(returned, functools.partial(_passed_tensors, arguments))
 
 
 def _passed_tensors(arguments: list[Value]) -> Value:

@@ -8,7 +8,7 @@ positive evidence (a flag that is set), never on the absence of one.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -226,6 +226,21 @@ def without_grad(value: Value, depth: int = 3) -> Value:
     keep = bool(flags & TENSOR_FLOW)
     return Value(flags, items, elem, value.origin if keep else None, value.via if keep else None, value.callee,
                  value.device_if if flags & Flag.DEVICE else None, value.objs)
+
+
+def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3) -> Value:
+    """A callee's result at one call: what came from parameters of unknown origin (`UNKNOWN_ARG`),
+    in the value and in the items and elements it carries itself (`img, anno = t(img, anno)`:
+    a tuple), is what the call passed (``passed()``, the join of its arguments' tensor parts,
+    asked only where needed: this runs at every call)."""
+    items = tuple(seen_from(item, passed, depth - 1) for item in value.items) if value.items and depth else value.items
+    elem = seen_from(value.elem, passed, depth - 1) if value.elem is not None and depth else value.elem
+    same_items = items is value.items or all(a is b for a, b in zip(items or (), value.items or ()))
+    if not value.flags & Flag.UNKNOWN_ARG and same_items and elem is value.elem:
+        return value
+    seen = Value(value.flags & ~Flag.UNKNOWN_ARG, items, elem, value.origin, value.via, value.callee,
+                 value.device_if, value.objs)
+    return seen.merge(passed()) if value.flags & Flag.UNKNOWN_ARG else seen
 
 
 def passed_by(value: Value, call: object) -> Value:
