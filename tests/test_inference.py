@@ -209,6 +209,20 @@ def test_items_of_a_returned_tuple_are_what_the_call_passed() -> None:
     assert lines(grad) == [(20, "DET101")]
 
 
+def test_a_module_hinted_on_one_path_becomes_one_where_only_a_module_fits() -> None:
+    # `load_state_dict` in the `try` hints a module (trainers have it too); `.parameters()` after
+    # the join of the `try` and its `except` says it is one, so its call gives a module's output.
+    source = (
+        "import importlib\nimport torch\n\nfactory = importlib.import_module('models')\n"
+        "net = factory.build()\nnet.apply(print)\ntry:\n    net.load_state_dict(torch.load('w.pth'))\n"
+        "except OSError:\n    net = net.apply(print)\n"
+        "optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\nfor epoch in range(2):\n"
+        "    net = net.train()\n    out = net(torch.ones(2))\n    a = out.cpu().data\n"
+    )
+    assert lines(source) == [(15, "DET103")]
+    assert lines(source.replace("net.parameters()", "[]")) == []  # a hint alone is no module
+
+
 def test_alias_through_a_helper_and_views() -> None:
     source = (
         "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"

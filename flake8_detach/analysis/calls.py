@@ -1067,10 +1067,11 @@ def _string_argument(node: cst.Call) -> str | None:
 def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bool:
     """A parameter of unknown origin, or a name bound to something the file knows nothing of
     (`model = create_model(...)` from an imported factory), moved to a device or not
-    (`get_model(cfg).to(device)`: tensors and modules both have `.to`)."""
+    (`get_model(cfg).to(device)`: tensors and modules both have `.to`), or hinted a module on
+    one path only (`model.load_state_dict(...)` in a `try`, `model.apply(init)` in its `except`)."""
     if receiver.has(Flag.UNKNOWN_ARG):
         return not receiver.is_tensor_like and not receiver.has(Flag.MODULE | Flag.NOT_TENSOR)
-    unknown = receiver.flags & ~Flag.DEVICE == Flag.NONE
+    unknown = receiver.flags & ~(Flag.DEVICE | Flag.MODULE_HINT) == Flag.NONE
     return unknown and receiver_name is not None and env.lookup(receiver_name) is not None
 
 
