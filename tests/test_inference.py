@@ -191,6 +191,14 @@ def test_a_method_registered_as_a_hook_gets_what_torch_passes(register: str, rea
     assert lines(HOOKED.format(register=register, read=read)) == expected
 
 
+def test_a_method_of_an_instance_registered_outside_its_class_is_a_hook_too() -> None:
+    source = HOOKED.format(register="register_forward_pre_hook", read="first[0].data").replace(
+        "layer.register_forward_pre_hook(self.hook)", "pass")
+    assert lines(source + "stats = Stats(nn.Linear(2, 2))\n") == []
+    hooked = source + "stats = Stats(nn.Linear(2, 2))\nnn.Linear(2, 2).register_forward_pre_hook(stats.hook)\n"
+    assert lines(hooked) == [(11, "DET103")]
+
+
 def test_a_method_not_registered_keeps_its_parameters_unknown() -> None:
     source = HOOKED.format(register="register_forward_pre_hook", read="first[0].data").replace("(self.hook)", "(print)")
     assert lines(source) == []

@@ -800,18 +800,23 @@ class CallEvaluator:
         head, _, last = qualified.rpartition(".")
         return dt.TORCH_FACTORY_DTYPES.get(last, 0) if head in ("torch", "torch.cuda") else 0
 
-    @staticmethod
-    def _hook_function(node: cst.Call, hook: Value, env: Env) -> FunctionInfo | None:
+    def _hook_function(self, node: cst.Call, hook: Value, env: Env) -> FunctionInfo | None:
         """The file's function a hook registration passes: a function or closure by its value, a
-        method of the class being analysed by its spelling (`self._save_input`)."""
+        method by its spelling: `self._save_input` in the class, `stats.save` of an instance of it."""
         if hook.has(Flag.FUNCTION) and isinstance(hook.callee, FunctionInfo):
             return hook.callee
         written = node.args[0].value if node.args and node.args[0].keyword is None else None
-        if (isinstance(written, cst.Attribute) and isinstance(written.value, cst.Name)
-                and written.value.value == env.self_name and env.cls is not None):
-            method = env.cls.method(written.attr.value)
-            return method if method is not None and not is_static(method.node) else None
-        return None
+        if not isinstance(written, cst.Attribute):
+            return None
+        cls: ClassInfo | None = None
+        if isinstance(written.value, cst.Name) and written.value.value == env.self_name:
+            cls = env.cls
+        else:
+            owner = self.interp.facts.value_of(written.value)
+            if owner.has(Flag.INSTANCE) and isinstance(owner.callee, ClassInfo):
+                cls = owner.callee
+        method = cls.method(written.attr.value) if cls is not None else None
+        return method if method is not None and not is_static(method.node) else None
 
     def _call_hook(self, receiver: Value, method: str, node: cst.Call, info: FunctionInfo | None) -> bool:
         """`out.register_hook(store)`, `layer.register_forward_pre_hook(self._save_input)`: torch
