@@ -170,6 +170,48 @@ def test_a_project_decorator_turns_grad_off_however_it_is_imported(tmp_path: Pat
     assert GRAD_ERROR in run_script(tmp_path, "val.py").stderr
 
 
+AVERAGER = """
+    import torch
+
+
+    class Averager:
+        def __init__(self):
+            self.total = 0.0
+
+        def add(self, values):
+            for value in values:
+                self.total += float(value.data.sum())
+"""
+
+
+@pytest.mark.parametrize(("passed", "expected"), [
+    ("net.parameters()", ["DET103"]),  # the parameters of a layer: `.data` of tensors
+    ("[Box(1.0), Box(2.0)]", []),  # records whose `.data` is their own field, not Tensor.data
+])
+def test_a_method_is_judged_by_what_calls_in_other_files_pass(tmp_path: Path, passed: str,
+                                                              expected: list[str]) -> None:
+    write(tmp_path, {"setup.py": "", "meters.py": AVERAGER, "train.py": f"""
+        import torch
+        from meters import Averager
+
+
+
+        class Box:
+            def __init__(self, value):
+                self.data = torch.tensor(value)
+
+
+        net = torch.nn.Linear(2, 1)
+        meter = Averager()
+        meter.add({passed})
+        print(meter.total)
+    """})
+    assert [message[:6] for _, message in codes(tmp_path, "meters.py")] == expected
+    assert codes(tmp_path, "meters.py", with_place=False) == []  # the file alone does not know the values
+    run = run_script(tmp_path, "train.py")
+    assert run.returncode == 0, run.stderr
+
+
 def test_a_helper_with_a_grad_caller_elsewhere_stays_flagged(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "metrics.py": METRICS, "train.py": """
         import torch

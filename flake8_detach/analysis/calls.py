@@ -206,7 +206,12 @@ class CallEvaluator:
         What it found came from parameters of unknown origin (`UNKNOWN_ARG`) comes from what this
         call passes and, for an instance this file made, from what the file passed to any of its
         methods: `box.add(t)` then `box.last()` gives `t` back (the export cannot say which
-        method stored what, so every value passed to the object is joined)."""
+        method stored what, so every value passed to the object is joined). While this file's
+        exports are computed, what the call passes is noted for the method's own file, as for a
+        function's (`ema.restore(model.parameters())`: the method's parameter holds parameters)."""
+        project = self.interp.project
+        if isinstance(owner, ForeignClass) and project is not None and not project.values:
+            self.interp.note_outgoing(f"{owner.qualified}.{method}", positional, keywords)
         self._keep_passed(receiver, positional, keywords)
         returned = self.interp.foreign_member(owner, method, "returns")
         if returned is not None:
@@ -555,6 +560,8 @@ class CallEvaluator:
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py).
             return Value(Flag.MODULE, callee=ForeignClass(qualified) if project.values else None)
+        if project is not None and not project.values and project.names_class(qualified):
+            return Value(callee=ForeignClass(qualified))  # an instance: what its methods get is noted
         if project is not None and project.values:
             if project.is_class(qualified):
                 # An instance: its methods' values are known, and a heap object (this call's) keeps

@@ -47,7 +47,8 @@ MAX_ITEMS = 8
 def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
     """[flags, an element's flags] and, for a tuple of known length, each item's encoding: what
     unpacking `output, masks = net.forward_masks(x)` in another file needs to keep them apart."""
-    element = value.element() if value.has(Flag.CONTAINER) else None
+    # `model.parameters()` is iterated for its parameters: tensors that require grad.
+    element = value.element() if value.has(Flag.CONTAINER | Flag.PARAMS) else None
     encoded: list[Any] = [value.flags & KEPT, element.flags & KEPT if element is not None else 0]
     if depth and value.items is not None and len(value.items) <= MAX_ITEMS:
         encoded.append([encode(item, depth - 1) for item in value.items])

@@ -924,6 +924,12 @@ class ProjectView:
         return calls.get(unit, frozenset()) if unit in calls["?units"] else None
 
     @recorded
+    def names_class(self, qualified: str) -> bool:
+        """Whether a reference names a class of another project file, also while this file's
+        exports are computed (its instances' method calls are noted for that file)."""
+        return not qualified.startswith("torch.") and self.project.class_bases(self.path, qualified) is not None
+
+    @recorded
     def is_class(self, qualified: str) -> bool:
         """Whether a reference names a class of another project file."""
         return self.values and not qualified.startswith("torch.") and self.project.class_bases(self.path, qualified) is not None
