@@ -319,6 +319,20 @@ def test_a_src_layout(tmp_path: Path) -> None:
     assert GRAD_ERROR in proof.stderr
 
 
+def test_without_a_marker_the_root_is_where_the_package_is_imported_from(tmp_path: Path) -> None:
+    if any((folder / marker).exists() for folder in tmp_path.resolve().parents for marker in project_module.ROOT_MARKERS):
+        pytest.skip("a project marker above the temporary folder decides the root")
+    write(tmp_path, {"models/__init__.py": "", "models/layers/__init__.py": "", "models/layers/net.py": MODELS,
+                     "train.py": TRAIN.replace("from models import Net", "from models.layers.net import Net"),
+                     "notes/scratch.py": "x = 1\n"})
+    root = tmp_path.resolve()
+    assert find_root(tmp_path / "models" / "layers" / "net.py") == root  # above every package folder
+    assert find_root(tmp_path / "train.py") == root
+    assert find_root(tmp_path / "notes" / "scratch.py") == root / "notes"  # no package: its own folder
+    assert [line for line, _ in codes(tmp_path, "train.py")] == [6]
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+
+
 def test_a_cycle_between_two_modules(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "a.py": """
         import torch

@@ -76,13 +76,20 @@ RE_EXPORT_HOPS = 4
 
 # ----------------------------------------------------------------------------------- the root
 def find_root(path: Path) -> Path:
-    """The nearest folder at or above ``path``'s folder with a project marker, else its folder."""
+    """The nearest folder at or above ``path``'s folder with a project marker, as flake8 and ruff
+    find it. Without one (a tree unpacked from an archive, a course's folder, a Kaggle download),
+    the folder the file's package is imported from, as mypy crawls up: the first folder above the
+    file's that holds no `__init__.py` (`models/ema.py` of `run_lib.py`'s `from models.ema import
+    ...`), and for a file outside any package its own folder."""
     start = path.parent if path.suffix else path
     start = start.resolve()
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in ROOT_MARKERS):
             return folder
-    return start
+    folder = start
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
 
 
 def project_files(root: Path, notebooks: bool = False) -> list[Path]:
