@@ -231,6 +231,27 @@ def test_a_module_hinted_on_one_path_becomes_one_where_only_a_module_fits() -> N
     assert lines(source.replace("net.parameters()", "[]")) == []  # a hint alone is no module
 
 
+CAPTUM = (
+    "import torch\nfrom captum.attr import DeepLift, IntegratedGradients, Saliency\n"
+    "model = torch.nn.Linear(4, 2)\nx = torch.randn(2, 4, requires_grad=True)\nplain = torch.randn(2, 4)\n"
+)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("IntegratedGradients(model).attribute(x, target=0)", [(6, "DET101")]),  # grad when the input has it
+    ("IntegratedGradients(model).attribute(plain, target=0)", []),
+    ("DeepLift(model).attribute(plain, target=0)", [(6, "DET101")]),  # always: captum makes the input require grad
+    ("Saliency(model).attribute(x, target=0)", []),  # gradient magnitudes: no grad
+    ("IntegratedGradients(model).attribute((x, plain), target=0)[0]", [(6, "DET101")]),  # one per input
+    ("IntegratedGradients(model).attribute((x, plain), target=0)[1]", []),
+    ("IntegratedGradients(model).attribute(x, return_convergence_delta=True)[0]", [(6, "DET101")]),
+    ("IntegratedGradients(model).attribute(x, return_convergence_delta=True)[1]", []),
+])
+def test_captum_attributions_require_grad_as_the_library_table_says(call: str, expected: list[tuple[int, str]]) -> None:
+    assert lines(CAPTUM + f"a = {call}.numpy()\n") == expected
+    assert lines(CAPTUM + f"with torch.no_grad():\n    a = {call}.numpy()\n") == []
+
+
 def test_alias_through_a_helper_and_views() -> None:
     source = (
         "import numpy as np\nimport torch\n\n\ndef to_torch(a):\n    return torch.from_numpy(a)\n\n\n"

@@ -513,6 +513,8 @@ class CallEvaluator:
             return layout
         if qualified.startswith("cv2.") and last in array_facts.CV2_ARRAY_RESULTS:
             return Value(Flag.NDARRAY)  # a fresh, contiguous array (`cv2.flip`: the safe mirror)
+        if qualified.startswith("captum.attr.") and last[:1].isupper():  # `IntegratedGradients(model)`
+            return Value(Flag.NOT_TENSOR, callee=Attribution(sem.CAPTUM_GRAD_ATTRIBUTIONS.get(last, "never")))
         if qualified.startswith("sklearn.") and last[:1].isupper():
             return Value(Flag.SKLEARN_ESTIMATOR | Flag.NOT_TENSOR, callee=last)  # `LogisticRegression()`, `KMeans(3)`
         if qualified in frames.SPLITTERS:
@@ -708,6 +710,8 @@ class CallEvaluator:
         if (method in sem.BACKWARD_HOOKS or method in sem.FORWARD_HOOKS) and positional and self._call_hook(
                 receiver, method, node, self._hook_function(node, positional[0], env)):
             return EMPTY  # a handle
+        if isinstance(receiver.callee, Attribution) and method == "attribute":
+            return receiver.callee.result(positional[0] if positional else keywords.get("inputs", EMPTY), node)
         if receiver.has(Flag.FRAME):
             return frames.method(receiver, method, positional, keywords)
         receiver_name = syntax_receiver_name(node)
@@ -1008,6 +1012,28 @@ def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
 def _passed_tensors(arguments: list[Value]) -> Value:
     """What a call's arguments pass on as tensors, joined."""
     return merge_all([value.tensor_part() for value in arguments])
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """An attribution method of Captum (`IntegratedGradients(model)`): whether what its `attribute`
+    returns requires grad (semantics.CAPTUM_GRAD_ATTRIBUTIONS: "always", "input" or "never")."""
+
+    grad: str
+
+    def result(self, inputs: Value, node: cst.Call) -> Value:
+        """The attributions of ``inputs`` (one per input for a tuple of them), on their device, and
+        `(attributions, delta)` where the call asks for the convergence delta."""
+        def attributions(value: Value) -> Value:
+            grad = Flag.GRAD if self.grad == "always" else value.flags & Flag.GRAD if self.grad == "input" else 0
+            return Value(Flag.TENSOR | grad, origin="Captum attributions" if grad else None).with_device_of(value)
+
+        found = (Value(Flag.CONTAINER, items=tuple(attributions(item) for item in inputs.items))
+                 if inputs.items is not None else attributions(inputs))
+        asks_delta = any(arg.keyword is not None and arg.keyword.value == "return_convergence_delta" for arg in node.args)
+        if asks_delta and not keyword_is_false(node, "return_convergence_delta"):
+            return Value(Flag.CONTAINER, items=(found, Value(Flag.TENSOR)))
+        return found
 
 
 @dataclass(frozen=True)

@@ -330,6 +330,16 @@ MODULE_ONLY_METHODS = frozenset(
 MODULE_LIKE_METHODS = frozenset({"train", "zero_grad", "state_dict", "load_state_dict"})
 # Iterating one of these yields batches: tensors that do not require grad (and live on the CPU).
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# Captum's attribution methods whose `.attribute(...)` result requires grad (captum 0.9.0, torch
+# 2.13, checked with a linear and a convolutional model): "always" (the result multiplies gradients
+# by the input or a layer's activation, which captum makes require grad), "input" (only when the
+# input requires grad). The others (Saliency, GradientShap, Occlusion, NoiseTunnel, the ablations,
+# LayerIntegratedGradients, ...) give tensors without grad, and none does under torch.no_grad().
+CAPTUM_GRAD_ATTRIBUTIONS: dict[str, str] = {
+    "IntegratedGradients": "input", "DeepLift": "always", "DeepLiftShap": "always", "InputXGradient": "always",
+    "LayerConductance": "always", "LayerGradCam": "always", "LayerDeepLift": "always",
+    "LayerGradientXActivation": "always",
+}
 # Progress bars that yield the elements of the iterable they wrap, unchanged (tqdm 4.70.1:
 # `tqdm(iterable)` iterates `iterable`; each front re-exports the same class).
 ITERABLE_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.std.tqdm", "tqdm.auto.tqdm", "tqdm.autonotebook.tqdm",
