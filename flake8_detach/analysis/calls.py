@@ -834,10 +834,10 @@ class CallEvaluator:
         calls the hook with what the tables of semantics.py say it passes, so the file's function
         is analysed as called here with those values: a backward hook with grad off (a gradient
         has no grad), a forward hook in the grad mode of the registration, with tensors whose
-        grad depends on the model's calls (`UNKNOWN_ARG`: DET111's claim). A plain function or closure called only so is judged by this
-        call; a method keeps its record for unknown callers beside it. False for an array (NumPy
-        has no hooks) and for a backward hook where the file builds higher-order graphs
-        (`create_graph=True`: gradients then require grad)."""
+        grad depends on the model's calls (`UNKNOWN_ARG`: DET111's claim). A plain function or
+        closure called only so is judged by this call; a method keeps its record for unknown
+        callers beside it. False for an array (NumPy has no hooks) and for a backward hook where
+        the file builds higher-order graphs (`create_graph=True`: gradients then require grad)."""
         if info is None or receiver.has(Flag.NDARRAY):
             return False
         backward = method in sem.BACKWARD_HOOKS
@@ -1024,6 +1024,7 @@ class Attribution:
     def result(self, inputs: Value, node: cst.Call) -> Value:
         """The attributions of ``inputs`` (one per input for a tuple of them), on their device, and
         `(attributions, delta)` where the call asks for the convergence delta."""
+
         def attributions(value: Value) -> Value:
             grad = Flag.GRAD if self.grad == "always" else value.flags & Flag.GRAD if self.grad == "input" else 0
             return Value(Flag.TENSOR | grad, origin="Captum attributions" if grad else None).with_device_of(value)
