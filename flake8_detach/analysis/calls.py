@@ -21,7 +21,7 @@ from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_freezes
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import dotted, is_classmethod, is_static, keyword_is_false, string_value
+from .syntax import dotted, is_classmethod, is_static, keyword_is_false, literal_bool, string_value
 from .syntax import receiver_name as syntax_receiver_name
 from .values import (
     ARRAY_LAYOUT,
@@ -102,8 +102,9 @@ class CallEvaluator:
                 if sem.writes_in_place(method):
                     self.interp.aliases.note_write(func.value, env)
                 if func.value.value == env.self_name and env.cls is not None:
-                    if method == "register_buffer" and node.args and isinstance(node.args[0].value, cst.SimpleString):
-                        _note_buffer(env.cls, node.args[0].value)  # `self.pe` is a tensor without grad
+                    buffer = _string_argument(node) if method == "register_buffer" else None
+                    if buffer is not None:
+                        env.cls.buffers.add(buffer)  # `self.pe` is a tensor of the module that is no parameter
                     info = env.cls.method(method)
                     if info is not None:
                         return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
@@ -992,13 +993,6 @@ def _integer_cast(value: Value, dtype: int, receiver: Value) -> Value:
     return sem.integer_result(value).with_flags(add=dtype | receiver.flags & Flag.SPARSE)
 
 
-def _note_buffer(cls: ClassInfo, name: cst.SimpleString) -> None:
-    """`self.register_buffer("pe", table)`: a tensor of the module that is no parameter."""
-    text = name.evaluated_value
-    if isinstance(text, str):
-        cls.buffers.add(text)
-
-
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:
     """A frozen module's output may require grad only through its input (freezing.py)."""
     return merge_all([*positional, *keywords.values()]).flags & GRAD_FLAGS
@@ -1031,8 +1025,9 @@ class Attribution:
 
         found = (Value(Flag.CONTAINER, items=tuple(attributions(item) for item in inputs.items))
                  if inputs.items is not None else attributions(inputs))
-        asks_delta = any(arg.keyword is not None and arg.keyword.value == "return_convergence_delta" for arg in node.args)
-        if asks_delta and not keyword_is_false(node, "return_convergence_delta"):
+        delta = next((arg.value for arg in node.args
+                      if arg.keyword is not None and arg.keyword.value == "return_convergence_delta"), None)
+        if delta is not None and literal_bool(delta) is not False:
             return Value(Flag.CONTAINER, items=(found, Value(Flag.TENSOR)))
         return found
 
