@@ -214,13 +214,21 @@ class Value:
         return self.tensor_part()
 
 
+def _own_parts(value: Value, transform: Callable[[Value, int], Value],
+               depth: int) -> tuple[tuple[Value, ...] | None, Value | None, bool]:
+    """The items and element a value carries itself (not its heap objects', which other code may
+    fill), each through ``transform`` one level deeper, and whether all came back unchanged."""
+    items = tuple(transform(item, depth - 1) for item in value.items) if value.items and depth else value.items
+    elem = transform(value.elem, depth - 1) if value.elem is not None and depth else value.elem
+    same = (items is value.items or all(a is b for a, b in zip(items or (), value.items or ()))) and elem is value.elem
+    return items, elem, same
+
+
 def without_grad(value: Value, depth: int = 3) -> Value:
-    """The value, and the items and elements it carries itself (not its heap objects', which other
-    code may fill), with no grad: what a call computed while grad was off gives."""
-    items = tuple(without_grad(item, depth - 1) for item in value.items) if value.items and depth else value.items
-    elem = without_grad(value.elem, depth - 1) if value.elem is not None and depth else value.elem
-    same_items = items is value.items or all(a is b for a, b in zip(items or (), value.items or ()))
-    if not value.flags & GRAD_FLAGS and same_items and elem is value.elem:
+    """The value, and the items and elements it carries itself, with no grad: what a call
+    computed while grad was off gives."""
+    items, elem, same = _own_parts(value, without_grad, depth)
+    if not value.flags & GRAD_FLAGS and same:
         return value
     flags = value.flags & ~GRAD_FLAGS
     keep = bool(flags & TENSOR_FLOW)
@@ -233,10 +241,8 @@ def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3) -> Valu
     in the value and in the items and elements it carries itself (`img, anno = t(img, anno)`:
     a tuple), is what the call passed (``passed()``, the join of its arguments' tensor parts,
     asked only where needed: this runs at every call)."""
-    items = tuple(seen_from(item, passed, depth - 1) for item in value.items) if value.items and depth else value.items
-    elem = seen_from(value.elem, passed, depth - 1) if value.elem is not None and depth else value.elem
-    same_items = items is value.items or all(a is b for a, b in zip(items or (), value.items or ()))
-    if not value.flags & Flag.UNKNOWN_ARG and same_items and elem is value.elem:
+    items, elem, same = _own_parts(value, lambda part, below: seen_from(part, passed, below), depth)
+    if not value.flags & Flag.UNKNOWN_ARG and same:
         return value
     seen = Value(value.flags & ~Flag.UNKNOWN_ARG, items, elem, value.origin, value.via, value.callee,
                  value.device_if, value.objs)
