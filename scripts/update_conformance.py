@@ -25,9 +25,7 @@ from matrix import SINKS, SOURCES
 EXPECTED = REPO / "tests" / "conformance" / "expected.json"
 PAGE = REPO / "docs" / "conformance.md"
 # Why a carrier is below 1.00, one line each (checked: a reason for a carrier at 1.00 fails the test).
-REASONS: dict[str, str] = {
-    "setattr_getattr": "`setattr`/`getattr` with a constant name are not read as `obj.name`",
-}
+REASONS: dict[str, str] = {}
 UNPROVEN = {
     "filter": "`filter(None, [t])` asks for the truth of the tensor, which raises for a tensor of "
               "several elements (a parameter) and on `meta`: the program fails before its sink",

@@ -488,9 +488,28 @@ class CallEvaluator:
         if name == "zip":
             items = tuple(value.element() for value in positional)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=items, elem=merge_all(list(items))))
+        if name in ("getattr", "setattr") and node is not None:
+            return self._reflective_member(name, node, positional, env)
         if name in ("sum", "max", "min", "abs"):
             return self.interp.grad_mode_result(first.element().tensor_part() if first.has(Flag.CONTAINER) else first.tensor_part())
         return None
+
+    def _reflective_member(self, name: str, node: cst.Call, positional: list[Value], env: Env) -> Value:
+        """`getattr(obj, "t"[, default])` reads `obj.t`, `setattr(obj, "t", v)` writes it: the same
+        fields as the attribute syntax. A computed name says nothing."""
+        plain = all(arg.keyword is None and not arg.star for arg in node.args)
+        attr = _string(node.args[1].value) if plain and len(node.args) >= 2 else None
+        if attr is None:
+            return EMPTY
+        owner = node.args[0].value
+        if name == "getattr" and len(positional) in (2, 3):
+            read = self.interp.expressions.member(owner, positional[0], attr, node, env)
+            return read.merge(positional[2]) if len(positional) == 3 else read
+        if name == "setattr" and len(positional) == 3:
+            if isinstance(owner, cst.Name):
+                self.interp.statements.thaw(owner.value, env)  # `setattr(model, "fc", nn.Linear(...))`
+            self.interp.statements.write_member(owner, attr, positional[2], env)
+        return EMPTY
 
     def _call_library(self, qualified: str, node: cst.Call, positional: list[Value],
                       keywords: dict[str, Value]) -> Value:

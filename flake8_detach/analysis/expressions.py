@@ -436,12 +436,17 @@ class ExpressionEvaluator:
         if attr == "data" and isinstance(node.value, cst.Name) and self._used_as_tensor(node.value, base):
             base = base.with_flags(add=Flag.TENSOR)
             self.facts.values[node.value] = self.facts.value_of(node.value).with_flags(add=Flag.TENSOR)
-        if isinstance(node.value, cst.Name) and node.value.value in self.interp.statements.attribute_owners:
-            stored = env.lookup(f"{node.value.value}.{attr}")
+        return self.member(node.value, base, attr, node, env)
+
+    def member(self, owner: cst.BaseExpression, base: Value, attr: str, site: cst.CSTNode, env: Env) -> Value:
+        """`owner.attr` where `owner` evaluated to `base`: also `getattr(owner, "attr")`. `site` is
+        the node a property's getter is called from."""
+        if isinstance(owner, cst.Name) and owner.value in self.interp.statements.attribute_owners:
+            stored = env.lookup(f"{owner.value}.{attr}")
             if stored is not None:
                 return stored  # `model.class_weights` read after the file stored a tensor in it
         cls = None
-        if isinstance(node.value, cst.Name) and node.value.value == env.self_name and env.cls is not None:
+        if isinstance(owner, cst.Name) and owner.value == env.self_name and env.cls is not None:
             cls = env.cls
             known = self.interp.statements.field_written(attr)
             if known is not None:
@@ -468,7 +473,7 @@ class ExpressionEvaluator:
                 return known  # `Registry.items`: a container the class body made
         getter = cls.method(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
-            return self.interp.call_function(getter, node, [], {})  # `client.loss`: the property's value
+            return self.interp.call_function(getter, site, [], {})  # `client.loss`: the property's value
         if cls is not None and cls.has_buffer(attr):  # `self.pe` of `self.register_buffer("pe", ...)`
             return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
         return self.attribute_of(base, attr)

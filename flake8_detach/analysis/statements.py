@@ -207,7 +207,11 @@ class StatementExecutor:
         """`model.fc = nn.Linear(...)`, `model[-1] = ...`: the module may have new parameters."""
         root = root_name(target)
         if root is not None:
-            self._set_frozen(root, False, env)
+            self.thaw(root, env)
+
+    def thaw(self, name: str, env: Env) -> None:
+        """The module `name` holds may have new parameters (a field was written)."""
+        self._set_frozen(name, False, env)
 
     def _loop_rewriting(self, node: cst.For, rewrite: EntryRewrite, head: Callable[[], object], env: Env) -> None:
         """A loop that replaces every entry of the container it walks (syntax.rewrites_every_entry):
@@ -544,18 +548,7 @@ class StatementExecutor:
             self.interp.aliases.forget_attribute(target, env)  # before `lin` in `lin.weight` is read
             self.interp.eval(target, env)
             self._thaw_owner(target, env)
-            if isinstance(target.value, cst.Name):
-                owner = target.value.value
-                if owner == env.self_name and env.cls is not None:
-                    self.interp.summaries.write_field(env.cls, target.attr.value, value)
-                    if self._fields:
-                        self._fields[-1][target.attr.value] = value
-                elif target.attr.value == "requires_grad":
-                    current = env.lookup(owner) or EMPTY
-                    env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
-                else:
-                    self._store_field(target, value)
-                    self._note_module_attribute(owner, target.attr.value, value, env)
+            self.write_member(target.value, target.attr.value, value, env)
         elif isinstance(target, cst.Subscript):
             if id(target) in self._rewrites:
                 self._rewrites[id(target)] = self._rewrites[id(target)].merge(value)
@@ -570,6 +563,25 @@ class StatementExecutor:
             self.assign(target.value, Value(Flag.CONTAINER, elem=value), env)
         else:
             self.interp.eval(target, env)
+
+    def write_member(self, target: cst.BaseExpression, attr: str, value: Value, env: Env) -> None:
+        """`owner.attr = value`, also `setattr(owner, "attr", value)`: a field of `self`'s class or of
+        an instance of a class of the file, or what a module's attribute now holds."""
+        if not isinstance(target, cst.Name):
+            return
+        owner = target.value
+        if owner == env.self_name and env.cls is not None:
+            self.interp.summaries.write_field(env.cls, attr, value)
+            if self._fields:
+                self._fields[-1][attr] = value
+        elif attr == "requires_grad":
+            current = env.lookup(owner) or EMPTY
+            env.vars[owner] = current.with_flags(add=Flag.GRAD | Flag.TENSOR)
+        else:
+            base = self.facts.value_of(target)
+            if base.has(Flag.INSTANCE) and isinstance(base.callee, ClassInfo):
+                self.interp.summaries.write_field(base.callee, attr, value)  # `client.net = model`
+            self._note_module_attribute(owner, attr, value, env)
 
     def _note_module_attribute(self, owner: str, attr: str, value: Value, env: Env) -> None:
         """`model.class_weights = weights.to(device)`: what the file stores in a module's attribute
@@ -589,12 +601,6 @@ class StatementExecutor:
         index = target.slice[0].slice if len(target.slice) == 1 else None
         key = constant_key(index.value) if isinstance(index, cst.Index) else None
         self.interp.heap.store_item(base.objs, key, value)
-
-    def _store_field(self, target: cst.Attribute, value: Value) -> None:
-        """`client.net = model`: a field of an instance of a class of this file."""
-        base = self.facts.value_of(target.value)
-        if base.has(Flag.INSTANCE) and isinstance(base.callee, ClassInfo):
-            self.interp.summaries.write_field(base.callee, target.attr.value, value)
 
     def add_element(self, name: str, element: Value, env: Env) -> None:
         """`xs.append(v)` / `xs[i] = v`: the container `name` may now hold `element`."""
