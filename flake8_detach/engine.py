@@ -103,6 +103,11 @@ def analyze_module(
         imports = ImportTable.from_module(module)
     except RecursionError as error:
         raise AnalysisError("the file is nested too deeply to analyse") from error
+    if imports.star and rules:  # `from models import *`: torch and the project's names may come in
+        if project is None:
+            project = project_of(place, source)
+        if project is not None:
+            imports.add_star_names(project.star_names())
     if not imports.imports_torch or not rules:
         return Analysis(module)
     try:

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 TORCH_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+torch\b|import[ \t]+(?:[^\n#]*[, \t])?torch\b)", re.MULTILINE)
+# `from models import *`: torch may come in with the names of a project module (the engine asks
+# the project, Project.star_names).
+STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def may_import_torch(source: str) -> bool:
+    """Whether the file imports torch, or may through a star import (it names torch then)."""
+    return "torch" in source and bool(TORCH_IMPORT.search(source) or STAR_IMPORT.search(source))
 
 
 def _import_pattern(modules: frozenset[str]) -> re.Pattern[str]:
@@ -61,7 +69,7 @@ def active_rules(source: str, rules: tuple[RuleScreen, ...]) -> tuple[RuleScreen
 def has_candidates(source: str, rules: tuple[RuleScreen, ...], tree: ast.AST | None = None,
                    extra: frozenset[str] = frozenset()) -> bool:
     """Could any rule fire on this file? ``extra``: names of configured converting functions."""
-    if "torch" not in source or not TORCH_IMPORT.search(source):
+    if not may_import_torch(source):
         return False
     if extra and any(re.search(rf"\b{re.escape(name)}\b", source) for name in extra):
         return True

@@ -262,14 +262,30 @@ def check_tabular() -> None:
          train_test_split(integers[::-1], test_size=0.5)[0].strides[0] > 0, True)
 
 
+# How each parameter-free module is built and how many dimensions its input has, where the
+# default (no argument, or a kernel size of 2 for a pool; a 4-D input) does not fit.
+_CONSTRUCTION: dict[str, tuple[tuple[object, ...], int]] = {
+    **{f"{kind}{dims - 2}d": ((1,), dims) for kind in ("ZeroPad", "ReflectionPad", "ReplicationPad", "CircularPad")
+       for dims in (3, 4, 5)},
+    **{f"ConstantPad{dims - 2}d": ((1, 0.0), dims) for dims in (3, 4, 5)},
+    **{name: ((2,), 3) for name in ("MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d")},
+    **{name: ((2,), 5) for name in ("MaxPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d")},
+    "LPPool1d": ((2, 2), 3), "LPPool2d": ((2, 2), 4), "Threshold": ((0.1, 0.0), 4),
+    "Upsample": ((None, 2), 4), "UpsamplingNearest2d": ((None, 2), 4), "UpsamplingBilinear2d": ((None, 2), 4),
+    "PixelShuffle": ((2,), 4), "PixelUnshuffle": ((2,), 4), "ChannelShuffle": ((2,), 4),
+    "Dropout1d": ((), 3), "Dropout3d": ((), 5),
+}
+
+
 def check_dtype_keeping() -> None:
     """The modules with no parameters: their output keeps the input's dtype and requires grad
     only through it; and torch.where's promotion."""
     for name in sorted(dt.PARAMETER_FREE_MODULES):
-        module = getattr(nn, name)(2) if "Pool" in name else getattr(nn, name)()
+        arguments, dims = _CONSTRUCTION.get(name, ((2,) if "Pool" in name else (), 4))
+        module = getattr(nn, name)(*arguments)
         fact(f"nn.{name}() has no parameters", list(module.parameters()), [])
         for dtype, grad in ((torch.bfloat16, False), (torch.float64, True)):
-            first = torch.rand(2, 3, dtype=dtype) if name.endswith("Loss") else torch.rand(2, 3, 4, 4, dtype=dtype)
+            first = torch.rand(2, 3, dtype=dtype) if name.endswith("Loss") else torch.rand(2, 4, *[4] * (dims - 2), dtype=dtype)
             first.requires_grad_(grad)
             if name in ("CrossEntropyLoss", "NLLLoss"):
                 out = module(first, torch.tensor([0, 2]))

@@ -679,3 +679,121 @@ def test_stored_summaries_are_tuples_the_cycle_collector_stops_walking(tmp_path:
     assert fresh is not None and summary["calls"] == tuple(
         tuple(tuple(tuple(part) if isinstance(part, list) else part for part in item) if isinstance(item, list)
               else item for item in call) for call in fresh["calls"])
+
+
+def test_a_star_import_of_a_project_module_brings_torch_and_its_names(tmp_path: Path) -> None:
+    """`from models import *` with no import of torch: torch, `Net` and the helpers come from
+    models.py, as Python binds them; calls there judge models.py's helpers."""
+    write(tmp_path, {"setup.py": "", "models.py": """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(3, 3))])
+
+            def forward(self, x):
+                return self.blocks[0](x)
+
+
+        def reset(self):
+            for block in self.blocks:
+                block[0].bias.data.zero_()
+    """, "train.py": """
+        from models import *
+
+        net = Net()
+        reset(net)
+        print(net(torch.ones(1, 3)).numpy())
+    """})
+    found = codes(tmp_path, "train.py")
+    assert [line for line, message in found if message.startswith("DET101")] == [5]
+    assert [line for line, message in codes(tmp_path, "models.py") if message.startswith("DET103")] == [16]
+    proof = run_script(tmp_path, "train.py")
+    assert GRAD_ERROR in proof.stderr
+    view = project_module.project_view(tmp_path / "train.py")
+    assert view is not None and view.star_names()["nn"] == "torch.nn" and view.star_names()["Net"] == "models.Net"
+
+
+LIGHTNING_LIKE = """
+    import torch
+    from torch import nn
+
+
+    class LightningModule(nn.Module):
+        @classmethod
+        def load_from_checkpoint(cls, path):
+            return cls()
+"""
+
+
+def test_a_model_loaded_from_a_checkpoint_is_an_instance_of_its_class(tmp_path: Path) -> None:
+    """`ScoreModel.load_from_checkpoint(path)` (a library classmethod) gives a ScoreModel: its
+    methods are read from models.py, not taken for calls of the model; `.eval()` keeps the class."""
+    project = tmp_path / "project"
+    write(tmp_path, {"lib/fakelightning.py": LIGHTNING_LIKE, "project/setup.py": "", "project/models.py": """
+        import torch
+        from torch import nn
+        from fakelightning import LightningModule
+
+
+        class ScoreModel(LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(2, 2)
+                self.sde = make_sde()
+
+            def to_audio(self, spec):
+                return spec * 2
+
+            def forward(self, x):
+                return self.net(x)
+
+
+        def make_sde():
+            return object()
+    """, "project/enhance.py": """
+        import torch
+        from models import ScoreModel
+
+        model = ScoreModel.load_from_checkpoint("model.ckpt")
+        model.eval()
+        print(model.to_audio(torch.ones(2)).numpy(), model.sde)
+        print(model(torch.ones(2)).numpy())
+    """})
+    found = codes(project, "enhance.py")
+    assert [line for line, message in found if message.startswith("DET101")] == [7]
+    env = {**os.environ, "PYTHONPATH": f"{project}{os.pathsep}{tmp_path / 'lib'}"}
+    proof = subprocess.run([sys.executable, "enhance.py"], cwd=project, env=env, capture_output=True, text=True,
+                           check=False, timeout=120)
+    assert GRAD_ERROR in proof.stderr and "[2. 2.]" in proof.stdout  # line 6 ran, line 7 raised
+
+
+def test_a_field_the_class_sets_to_an_unknown_value_is_no_parameter(tmp_path: Path) -> None:
+    """`net.scale` of another file's module class, set there from a call the analysis cannot
+    read: unknown to the importer, not a parameter it guesses (exports keep every field)."""
+    write(tmp_path, {"setup.py": "", "models.py": """
+        import math
+
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = math.sqrt(2.0)
+
+            def forward(self, x):
+                return x * self.scale
+    """, "train.py": """
+        import torch
+        from models import Net
+
+        net = Net()
+        print(torch.as_tensor(net.scale).numpy())
+    """})
+    assert codes(tmp_path, "train.py") == []
+    assert run_script(tmp_path, "train.py").returncode == 0

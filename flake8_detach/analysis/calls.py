@@ -28,10 +28,12 @@ from .values import (
     DTYPES,
     EMPTY,
     GRAD_FLAGS,
+    KEYED_CONTAINERS,
     TENSOR_FLOW,
     Flag,
     Value,
     merge_all,
+    module_item,
     passed_by,
     seen_from,
 )
@@ -578,6 +580,12 @@ class CallEvaluator:
         project = self.interp.project
         if project is not None and not project.values:  # computing this file's exports
             self.interp.note_outgoing(qualified, positional, keywords)
+        owner, _, constructor = qualified.rpartition(".")
+        if project is not None and constructor in sem.ALTERNATE_CONSTRUCTORS and (
+                project.is_module_class(owner) or project.names_class(owner)):
+            # `ScoreModel.load_from_checkpoint(path)`: an instance of the project's class (what
+            # the call passes goes to the library's loader, not to the class's `__init__`).
+            qualified, positional, keywords = owner, [], {}
         if project is not None and project.is_module_class(qualified):
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py).
@@ -746,6 +754,10 @@ class CallEvaluator:
             receiver = Value(Flag.MODULE, origin=receiver.origin)
         if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
+        elif receiver.has(Flag.MODULE) and method in sem.TENSOR_ONLY_METHODS - sem.MODULE_SELF_METHODS:
+            # `model.table[k].detach()`: no module has the method, so this is a tensor the file
+            # took for a module (an item of a container it does not know), of unknown grad.
+            receiver = Value(Flag.TENSOR, origin=receiver.origin).with_device_of(receiver)
         if receiver.has(Flag.MODULE):
             return self._module_method(receiver, method, positional, keywords, receiver_name, env)
         if receiver.objs and not receiver.is_tensor_like and method in CONTAINER_WRITES:
@@ -948,7 +960,9 @@ class CallEvaluator:
         `.zero_grad()`, `.state_dict()` are shared with trainers and optimizers, so they only hint:
         the value becomes a module's output when it is also called (`model(x)`).
         """
-        if method in sem.MODULE_ONLY_METHODS:
+        if method in sem.MODULE_ONLY_METHODS and isinstance(receiver.callee, (ClassInfo, ForeignClass)):
+            found = receiver.with_flags(add=Flag.MODULE)  # an instance of a project class: its methods stay known
+        elif method in sem.MODULE_ONLY_METHODS:
             found = Value(Flag.MODULE, origin=receiver.origin).with_device_of(receiver)
         elif method in sem.MODULE_LIKE_METHODS:
             found = receiver.with_flags(add=Flag.MODULE_HINT)
@@ -985,6 +999,10 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, param)))
         if method in ("children", "modules"):
             return Value(Flag.CONTAINER, elem=Value(Flag.MODULE).with_device_of(receiver))
+        if receiver.callee in KEYED_CONTAINERS and method in ("keys", "values", "items"):
+            item = module_item(receiver)  # `self.heads.values()` of an nn.ModuleDict: its modules
+            entry = {"keys": EMPTY, "values": item, "items": Value(Flag.CONTAINER, items=(EMPTY, item), elem=item)}
+            return Value(Flag.CONTAINER, elem=entry[method])
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
         return self._call_value(receiver, positional, keywords, method)

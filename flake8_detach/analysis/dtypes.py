@@ -102,7 +102,12 @@ PARAMETER_FREE_MODULES = frozenset(
     """L1Loss MSELoss CrossEntropyLoss NLLLoss SmoothL1Loss HuberLoss KLDivLoss BCEWithLogitsLoss BCELoss
     SoftMarginLoss ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Tanh Sigmoid Softmax LogSoftmax
     Softplus Softsign Hardswish Hardsigmoid Hardtanh Tanhshrink Dropout Dropout2d AlphaDropout Identity
-    Flatten MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d""".split()
+    Flatten MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d MaxPool1d AvgPool1d AdaptiveAvgPool1d
+    AdaptiveMaxPool1d MaxPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool1d LPPool2d ZeroPad1d ZeroPad2d
+    ZeroPad3d ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d
+    ReplicationPad3d ConstantPad1d ConstantPad2d ConstantPad3d CircularPad1d CircularPad2d CircularPad3d
+    Softmin LogSigmoid Hardshrink Softshrink GLU RReLU Softmax2d Threshold Upsample UpsamplingNearest2d
+    UpsamplingBilinear2d PixelShuffle PixelUnshuffle ChannelShuffle Dropout1d Dropout3d FeatureAlphaDropout""".split()
 )
 # The exception a float64 input into each layer raises (torch 2.13, CPU); others: the kind's.
 LAYER_ERRORS = {

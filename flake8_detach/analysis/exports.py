@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..screening import TORCH_IMPORT
+from ..screening import may_import_torch
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "6"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "7"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
@@ -89,11 +89,13 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     from .interpreter import Interpreter
 
     empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}, "covered": None}
-    if not TORCH_IMPORT.search(source):  # what the import table would find, without libcst's parse
+    if not may_import_torch(source):  # what the import table would find, without libcst's parse
         return empty
     try:
         module, wanted = _module_of(source, roots)
         imports = ImportTable.from_module(module)
+        if imports.star:
+            imports.add_star_names(view.star_names())
         if not imports.imports_torch:
             return empty
         interpreter = Interpreter(module, imports, project=view, exporting=True, wanted=wanted)
@@ -105,9 +107,11 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
         returns = {name: encode(info.returns) for info in interpreter.summaries.functions
                    if (name := interpreter.unit_name(info)) is not None and info.returns.flags
                    and (wanted is None or definition_of(name) in wanted)}
+        # Every field the class's code sets, those of values it cannot tell too: `model.sde` of
+        # such a field is unknown to the importer, not a parameter of a module it guesses.
         fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
                   and (wanted is None or cls.name in wanted)  # a class only calls reached: partial
-                  for attr, value in cls.attrs.items() if value.flags}
+                  for attr, value in cls.attrs.items()}
         outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
                     for key, passed in interpreter.outgoing.items()}
     finally:

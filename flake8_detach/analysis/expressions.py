@@ -21,7 +21,7 @@ from .exports import ForeignClass
 from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, descendants, is_property, string_value
-from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all
+from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -182,7 +182,7 @@ class ExpressionEvaluator:
             if -len(base.items) <= index < len(base.items):
                 return base.items[index]
         if base.has(Flag.MODULE):
-            return Value(Flag.MODULE).with_device_of(base)
+            return module_item(base)
         if base.has(Flag.DETECTION) and index_value is not None and constant_key(index_value) in sem.DETECTION_INTEGER_KEYS:
             return Value(Flag.TENSOR | Flag.INTEGER).with_device_of(base)  # `pred[0]["labels"]`: class indices
         item = self.interp.calls.item(base, node, key_value) if len(node.slice) == 1 else None

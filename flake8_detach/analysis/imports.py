@@ -148,6 +148,7 @@ class ImportTable:
         self._module = module
         self._places: dict[cst.CSTNode, Place] | None = None
         self._bindings: list[ImportBinding] = []
+        self.star = False  # a `from X import *`: its names come from the project (add_star_names)
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
@@ -159,6 +160,17 @@ class ImportTable:
                 elif isinstance(small, cst.ImportFrom):
                     table._add_import_from(small)
         return table
+
+    def add_star_names(self, names: dict[str, str]) -> None:
+        """Names `from X import *` binds (ProjectView.star_names), where no import of the file binds
+        them: a relative reference goes where relative imports go."""
+        for local, reference in names.items():
+            if local in self.aliases or local in self.relative:
+                continue
+            if reference.startswith("."):
+                self.relative[local] = reference
+            else:
+                self.aliases[local] = reference
 
     def _add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -175,6 +187,8 @@ class ImportTable:
         if node.relative and not isinstance(node.names, cst.ImportStar):
             self._add_relative(node)
             return
+        if isinstance(node.names, cst.ImportStar):
+            self.star = True
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         base = get_full_name_for_node(node.module)

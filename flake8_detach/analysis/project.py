@@ -29,6 +29,7 @@ interpreter finds in another file (values, not names) is :mod:`.exports`, run on
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import os
 import threading
@@ -179,6 +180,8 @@ class _Summariser(ast.NodeVisitor):
                 return self.imports[node.id]
             if node.id in self.classes or node.id in self.functions:
                 return THIS_MODULE + node.id
+            if self.star_imports and node.id not in _BUILTIN_NAMES and not node.id.startswith("_"):
+                return THIS_MODULE + node.id  # maybe bound by `from models import *` (_star_definition)
             return None
         if isinstance(node, ast.Attribute):
             base = self.reference(node.value)
@@ -378,6 +381,7 @@ def _bound_names(target: ast.expr) -> Iterator[str]:
 
 
 # Nodes with nothing inside that the summary reads: the walk does not descend into them.
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, *(operator for operator in (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr,
     ast.BitXor, ast.LShift, ast.RShift, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Invert, ast.Eq, ast.NotEq,
@@ -741,6 +745,31 @@ class Project:
             return self._star_definition(path, summary, rest, hops)
         return None
 
+    def star_names(self, importer: Path, hops: int = RE_EXPORT_HOPS) -> dict[str, str]:
+        """The public names the file's `from X import *` of project modules bind, each as the file
+        would import it: a library name X imports as X does (`torch`, `nn` -> "torch.nn"), a
+        name X defines or takes from the project through X ("models.Darknet"). A later star
+        import wins, as in Python; a library's star import names nothing known here."""
+        summary = self.summary(importer)
+        names: dict[str, str] = {}
+        if summary is None or hops <= 0:
+            return names
+        for star in summary.get("star_imports", ()):
+            found = self.module_file(importer, star)
+            inner = self.summary(found[0]) if found is not None and not found[1] else None
+            if found is None or inner is None:
+                continue
+            path = found[0]
+            joiner = "" if star.endswith(".") else "."
+            bound = {**self.star_names(path, hops - 1), **inner["imports"]}
+            for name, reference in bound.items():
+                library = not reference.startswith(".") and self.module_file(path, reference) is None
+                names[name] = reference if library else f"{star}{joiner}{name}"
+            for name in [*inner["classes"], *inner["functions"], *inner.get("devices", ())]:
+                if "." not in name:
+                    names[name] = f"{star}{joiner}{name}"
+        return {name: reference for name, reference in names.items() if not name.startswith("_")}
+
     def _star_definition(self, path: Path, summary: dict[str, Any], rest: str, hops: int) -> Unit | None:
         """A name a package re-exports with `from .base_trainer import *`. The last star import
         that binds it wins, as in Python; one whose module does not define it binds nothing."""
@@ -870,6 +899,11 @@ class ProjectView:
     @recorded
     def is_module_class(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
+
+    @recorded
+    def star_names(self) -> dict[str, str]:
+        """What this file's `from X import *` of project modules bind (Project.star_names)."""
+        return self.project.star_names(self.path)
 
     @recorded
     def is_device_constant(self, qualified: str) -> bool:

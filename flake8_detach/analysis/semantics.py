@@ -351,6 +351,10 @@ DATASET_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.d
 # Datasets whose items are the tensors they were given, one row each (torch 2.13).
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 
+# `<project class>.load_from_checkpoint(path)`: classmethods that libraries (Lightning, transformers,
+# diffusers) give a model class, returning an instance of the class they are called on.
+ALTERNATE_CONSTRUCTORS = frozenset({"load_from_checkpoint", "from_pretrained", "from_config"})
+
 # Buffers of torch.nn's normalisation layers: tensors a module holds that never require grad.
 MODULE_BUFFERS = frozenset({"running_mean", "running_var", "num_batches_tracked"})
 

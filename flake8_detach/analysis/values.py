@@ -207,6 +207,9 @@ class Value:
             return merge_all(self.items)
         if self.flags & Flag.NDARRAY and not self.is_tensor_like:
             return Value(Flag.NDARRAY | self.flags & DTYPES)  # a row of an array: the same dtype
+        if self.flags & Flag.MODULE:
+            # `for layer in self.layers`: a ModuleList's or Sequential's modules; a dict's keys.
+            return EMPTY if self.callee in KEYED_CONTAINERS else module_item(self)
         if self.flags & Flag.MODULE_HINT and not self.is_tensor_like:
             # `generator, discriminator = torch.load(path)`: each may be a model (if called).
             return Value(Flag.MODULE_HINT)
@@ -283,6 +286,23 @@ def _merge_optional(a: Value | None, b: Value | None) -> Value | None:
 
 
 EMPTY = Value()
+
+# torch.nn's containers by what indexing one gives (`layers[0]`, `params["w"]`): a parameter for a
+# ParameterList or ParameterDict, a module for the others; a ModuleDict or ParameterDict iterates
+# its keys (torch 2.13).
+PARAMETER_CONTAINERS = frozenset({"ParameterList", "ParameterDict"})
+KEYED_CONTAINERS = frozenset({"ModuleDict", "ParameterDict"})
+
+
+def module_item(module: Value) -> Value:
+    """What indexing or iterating a module gives (`self.blocks[0]`, `self.embeddings["user"]`), on
+    its device. `model.body`, a submodule or a parameter (both flags), gives rows of a parameter
+    that require grad or modules of a container, so both again."""
+    if module.callee in PARAMETER_CONTAINERS:
+        return Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(module)
+    if module.has(Flag.TENSOR):
+        return module.tensor_part().with_flags(add=Flag.MODULE)
+    return Value(Flag.MODULE).with_device_of(module)
 # Per thread (the language server analyses buffers in worker threads): `heap_reader`, set by
 # analysis/heap.py while a walk runs, says what the objects of a value may hold.
 WALK = threading.local()
