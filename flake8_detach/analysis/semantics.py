@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from . import numpy_sinks
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 
 GRAD_CONTEXT_DISABLE = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
@@ -187,34 +188,16 @@ def values_indices(value: Value) -> Value:
     return Value(part.flags, items=(part, integer_result(value)), origin=part.origin)
 
 
-# NumPy functions that convert a tensor argument through `Tensor.__array__` (so `.numpy()`):
-# each was checked on torch 2.13 / NumPy 2.4 to raise the requires-grad RuntimeError.
-NUMPY_CONVERTING = frozenset(
-    """asarray array asanyarray ascontiguousarray copy argmax argmin argsort exp log log1p sqrt abs
-    absolute square clip round around floor sign cos sin tanh minimum maximum vstack hstack stack
-    concatenate column_stack dot matmul outer median nanmean percentile quantile cumsum cumprod
-    diff allclose isclose unique where histogram nan_to_num isnan isinf sort ravel reshape
-    transpose atleast_1d atleast_2d atleast_3d interp corrcoef tile repeat pad fliplr flatnonzero
-    count_nonzero bincount digitize searchsorted save savez savetxt linalg.norm""".split()
-)
-# The functions of NUMPY_CONVERTING that return a torch.Tensor for a tensor that does not require
-# grad (NumPy's `__array_wrap__`; checked on torch 2.13 / NumPy 2.4.6 with a (2, 3) float tensor;
-# each raises the requires-grad RuntimeError on a tensor that requires grad). The others return an
-# ndarray, a scalar or None. A fix keeps the tensor: `np.exp(x.detach())`, not `np.exp(x...numpy())`.
-NUMPY_TENSOR_RESULTS = frozenset(
-    """abs absolute argmax argmin argsort around clip cos cumprod cumsum exp floor isinf isnan log
-    log1p matmul maximum minimum repeat reshape round searchsorted sign sin sqrt square tanh
-    transpose""".split()
-)
-# Converting functions whose result shares memory with their argument (`np.shares_memory` on NumPy
-# 2.4; for reshape and transpose the returned tensor shares the storage of the tensor passed):
-# `np.array`, `np.copy` and pandas 3's DataFrame/Series copy.
-NUMPY_SHARING_CONVERTERS = frozenset(
-    "asarray asanyarray ascontiguousarray atleast_1d atleast_2d atleast_3d ravel reshape transpose".split()
-)
-# NumPy reductions: on one tensor they call `Tensor.sum(axis=..., out=...)` and fail with an
-# unrelated TypeError for any tensor; only a list/tuple of tensors goes through `.numpy()`.
-NUMPY_REDUCTIONS = frozenset("sum mean std var max min amax amin prod nansum".split())
+# NumPy functions that convert a tensor argument through `Tensor.__array__` (so `.numpy()`), which
+# of them give a tensor back for a tensor without grad (NumPy's `__array_wrap__`: a fix keeps the
+# tensor, `np.exp(x.detach())`), whose result may share the argument's memory (a fix must copy),
+# and which convert only a list of tensors (`np.sum(t)` calls `Tensor.sum(axis=...)` and fails
+# otherwise for any tensor): measured on every public NumPy function by
+# scripts/check_numpy_sinks.py, which writes numpy_sinks.py.
+NUMPY_CONVERTING = numpy_sinks.CONVERTING
+NUMPY_TENSOR_RESULTS = numpy_sinks.TENSOR_RESULTS
+NUMPY_SHARING_CONVERTERS = numpy_sinks.SHARING
+NUMPY_REDUCTIONS = numpy_sinks.REDUCTIONS
 # Plotting functions of matplotlib.pyplot, and the same methods on an Axes.
 PLOTTING = frozenset(
     """plot scatter imshow hist hist2d bar barh errorbar fill_between fill_betweenx step stem
