@@ -797,3 +797,39 @@ def test_a_field_the_class_sets_to_an_unknown_value_is_no_parameter(tmp_path: Pa
     """})
     assert codes(tmp_path, "train.py") == []
     assert run_script(tmp_path, "train.py").returncode == 0
+
+
+def test_a_base_class_in_a_file_without_torch_tells_its_fields(tmp_path: Path) -> None:
+    """`self.chunk_length` set by a base class whose file does not import torch (megatron's retro
+    attention): its value is read from that file's exports, not guessed a parameter of the module."""
+    write(tmp_path, {"setup.py": "", "base.py": """
+        class Configured:
+            def __init__(self, config):
+                self.chunk_length = config.chunk_length
+    """, "attention.py": """
+        import numpy as np
+        import torch
+        from torch import nn
+
+        from base import Configured
+
+
+        class Attention(Configured, nn.Module):
+            def __init__(self, config):
+                Configured.__init__(self, config)
+                nn.Module.__init__(self)
+
+            def forward(self, hidden):
+                length, width = hidden.shape
+                chunks = int(np.ceil(length / self.chunk_length))
+                return hidden.reshape(chunks, -1, width)
+
+
+        class Config:
+            chunk_length = 2
+
+
+        print(Attention(Config())(torch.ones(4, 3)).shape)
+    """})
+    assert codes(tmp_path, "attention.py") == []
+    assert run_script(tmp_path, "attention.py").returncode == 0

@@ -19,10 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..screening import may_import_torch
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "7"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "8"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
@@ -88,16 +87,14 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     from .imports import ImportTable
     from .interpreter import Interpreter
 
+    # A file without torch is read too: a base class there sets fields a module subclass reads
+    # (`self.chunk_length` of megatron's retro attention), a script there passes arrays to helpers.
     empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}, "covered": None}
-    if not may_import_torch(source):  # what the import table would find, without libcst's parse
-        return empty
     try:
         module, wanted = _module_of(source, roots)
         imports = ImportTable.from_module(module)
         if imports.star:
             imports.add_star_names(view.star_names())
-        if not imports.imports_torch:
-            return empty
         interpreter = Interpreter(module, imports, project=view, exporting=True, wanted=wanted)
         interpreter.run()
     except (cst.ParserSyntaxError, RecursionError, ValueError, AnalysisError):  # nested too deeply: no exports
