@@ -833,3 +833,53 @@ def test_a_base_class_in_a_file_without_torch_tells_its_fields(tmp_path: Path) -
     """})
     assert codes(tmp_path, "attention.py") == []
     assert run_script(tmp_path, "attention.py").returncode == 0
+
+
+def test_a_method_of_a_model_of_unknown_class_is_read_from_the_project_classes(tmp_path: Path) -> None:
+    """`model.inference(x)` where `model` comes from a factory that picks a class by name: the
+    project's module classes that define `inference` say what it returns (class hierarchy
+    analysis), here a detached CPU tensor, not a call of the model."""
+    write(tmp_path, {"setup.py": "", "models.py": """
+        import torch
+        from torch import nn
+
+
+        class Base(nn.Module):
+            def inference(self, x):
+                with torch.no_grad():
+                    return self.forward(x).cpu().detach()
+
+
+        class Small(Base):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        MODELS = {"small": Small}
+
+
+        def create(name):
+            return MODELS[name]()
+    """, "viz.py": """
+        import torch
+
+
+        def show(model):
+            prediction = model.inference(torch.ones(1, 2))
+            return prediction.numpy()
+    """, "run.py": """
+        import torch
+        from models import create
+        from viz import show
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model = create("small")
+        model.parameters()
+        print(show(model.to(device)))
+    """})
+    assert codes(tmp_path, "viz.py") == []
+    assert run_script(tmp_path, "run.py").returncode == 0

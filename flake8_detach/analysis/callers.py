@@ -263,6 +263,10 @@ class CallerIndex:
                     work.append(alias)
         return names
 
+    def files_spelling(self, name: str) -> list[Path]:
+        """The project's files whose text spells ``name``, in the listing's order."""
+        return list(self._files_naming({name}))
+
     def _files_naming(self, names: set[str], first: Path | None = None) -> Iterator[Path]:
         """The project's files whose text spells one of ``names`` (each once, in a fixed order),
         and those summarised from a text given (an editor's buffer may differ from the file on disk)."""

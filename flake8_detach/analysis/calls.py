@@ -23,6 +23,7 @@ from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_free
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import dotted, is_classmethod, is_static, keyword_is_false, literal_bool, string_value
 from .syntax import receiver_name as syntax_receiver_name
+from .tensor_methods import TENSOR_METHODS
 from .values import (
     ARRAY_LAYOUT,
     DTYPES,
@@ -828,6 +829,12 @@ class CallEvaluator:
             return sem.integer_result(receiver)
         if method in sem.VALUES_INDICES and (positional or "dim" in keywords):
             return sem.values_indices(receiver)
+        if not receiver.has(Flag.TENSOR) and method not in TENSOR_METHODS:
+            # `model.inference(x)` of a value known only to live on a GPU: no tensor has the
+            # method, so it may be a module of the project's whose method it is.
+            returned = self._project_module_method(receiver, method, positional, keywords)
+            if returned is not None:
+                return returned
         result = receiver.tensor_part()
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
@@ -1005,7 +1012,20 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=entry[method])
         if method in sem.MODULE_NON_OUTPUT_METHODS:
             return EMPTY
+        returned = self._project_module_method(receiver, method, positional, keywords)
+        if returned is not None:
+            return returned
         return self._call_value(receiver, positional, keywords, method)
+
+    def _project_module_method(self, receiver: Value, method: str, positional: list[Value],
+                               keywords: dict[str, Value]) -> Value | None:
+        """`model.inference(x)` of a model whose class the file cannot tell: what the project's
+        module classes that define the method return (`output.cpu().detach()`), if any do."""
+        project = self.interp.project
+        if project is None or isinstance(receiver.callee, (ClassInfo, ForeignClass)):
+            return None
+        returned = project.module_method_returns(method)
+        return None if returned is None else _with_arguments(returned, [*positional, *keywords.values()])
 
 
     def _convert_submodules(self, cls: ClassInfo, dtype: int, seen: set[int]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "8"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "9"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
         | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
@@ -101,8 +101,10 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
         return empty
     previous = interpreter.heap.install()  # a container's elements live in the heap
     try:
+        # Every function's and method's return, those that give nothing the analysis knows too
+        # (a method returning a plain value is not "unknown", Project.module_methods reads them).
         returns = {name: encode(info.returns) for info in interpreter.summaries.functions
-                   if (name := interpreter.unit_name(info)) is not None and info.returns.flags
+                   if (name := interpreter.unit_name(info)) is not None
                    and (wanted is None or definition_of(name) in wanted)}
         # Every field the class's code sets, those of values it cannot tell too: `model.sde` of
         # such a field is unknown to the importer, not a parameter of a module it guesses.

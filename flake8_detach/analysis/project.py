@@ -73,6 +73,7 @@ GPU_DEVICE_PREFIXES = ("cuda", "mps", "xpu")  # device strings torch 2.13 maps t
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
 RE_EXPORT_HOPS = 4
+MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
 
 
 # ----------------------------------------------------------------------------------- the root
@@ -568,6 +569,7 @@ class Project:
     _exports: dict[Path, list[tuple[frozenset[str] | None, dict[str, Any] | None]]] = field(default_factory=dict)
     _exporting: set[Path] = field(default_factory=set)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
+    _module_methods: dict[str, tuple[Unit, ...] | None] = field(default_factory=dict)
     _callers: CallerIndex | None = None
     buffers: set[Path] = field(default_factory=set)  # files summarised from a text given, not from disk
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -839,6 +841,23 @@ class Project:
         when the first holds). Nothing calls it: (False, no parameter)."""
         return self.callers().judgement(unit)
 
+    def module_methods(self, name: str) -> tuple[Unit, ...] | None:
+        """Each method `name` of a project class deriving from a torch.nn module, as (file, "C.m"):
+        what `model.name(x)` may run where `model` is a module of a class the file cannot tell
+        (class hierarchy analysis). None past MAX_METHOD_OWNERS: too common a name to tell."""
+        if name in self._module_methods:
+            return self._module_methods[name]
+        found: list[Unit] = []
+        for path in self.callers().files_spelling(name):
+            summary = self.summary(path) if path.suffix == ".py" else None
+            for unit in summary["functions"] if summary is not None else ():
+                owner, _, method = unit.partition(".")
+                if method == name and self.is_module_class(path, THIS_MODULE + owner):
+                    found.append((path, unit))
+        result = tuple(found) if len(found) <= MAX_METHOD_OWNERS else None
+        self._module_methods[name] = result
+        return result
+
     def callers(self) -> CallerIndex:
         """The reverse index of the project's calls (analysis/callers.py), read as units are asked."""
         with self._lock:
@@ -982,6 +1001,24 @@ class ProjectView:
             return None
         found = self.project.exported(self.path, qualified, "returns")
         return None if found is None else decode(found[1], f"value returned by {qualified.rsplit('.', 1)[-1]}()")
+
+    @recorded
+    def module_method_returns(self, name: str) -> Value | None:
+        """What `model.name(...)` returns where `model` is a module of a class this file cannot tell:
+        the join of what each project module class's method `name` returns (Project.module_methods);
+        None where no class defines it, or one's return is unknown."""
+        owners = self.project.module_methods(name) if self.values else None
+        if not owners:
+            return None
+        joined: Value | None = None
+        for path, unit in owners:
+            exports = self.project.exports(path, (definition_of(unit),))
+            encoded = exports.get("returns", {}).get(unit) if exports is not None else None
+            value = decode(encoded, f"value returned by {name}()") if encoded is not None else None
+            if value is None:
+                return None
+            joined = value if joined is None else joined.merge(value)
+        return joined
 
     @recorded
     def member(self, qualified_class: str, name: str, table: str) -> Value | None:
