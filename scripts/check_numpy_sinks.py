@@ -64,7 +64,7 @@ def _counts() -> torch.Tensor:
 BASES: tuple[Callable[[], torch.Tensor], ...] = (_matrix, _square, _vector, _counts)
 SHAPES: tuple[Callable[[Any], tuple[Any, ...]], ...] = (
     lambda t: (t,), lambda t: (t, t), lambda t: (t, 1), lambda t: (t, 0), lambda t: (t, (-1,)),
-    lambda t: (t, 2, 1), lambda t: (t, [0, 1]), lambda t: (t, t, t),
+    lambda t: (t, 2, 1), lambda t: (t, [0, 1]), lambda t: (t, t, t), lambda t: (t, (4, 4)),
 )
 
 

@@ -14,16 +14,16 @@ CONVERTING = frozenset(
     asarray_chkfinite ascontiguousarray asfortranarray asin asinh asmatrix atan atan2 atanh
     atleast_1d atleast_2d atleast_3d average bincount bitwise_and bitwise_count bitwise_invert
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_arrays
-    cbrt ceil clip column_stack compress conj conjugate convolve copy copysign corrcoef
-    correlate cos cosh count_nonzero cov cross cumprod cumsum cumulative_prod cumulative_sum
-    deg2rad degrees delete diag diagflat diagonal diff digitize divide divmod dot dstack ediff1d
-    einsum einsum_path empty_like equal exp exp2 expand_dims expm1 extract fabs fix flatnonzero
-    fliplr flipud float_power floor floor_divide fmax fmin fmod frexp full_like gcd geomspace
-    gradient greater greater_equal heaviside histogram histogram2d histogram_bin_edges
-    histogramdd hstack hypot i0 inner insert interp intersect1d invert isclose iscomplex
-    iscomplexobj isfinite isin isinf isnan isneginf isposinf isrealobj ix_ kron lcm ldexp
-    left_shift less less_equal linalg.cholesky linalg.cond linalg.cross linalg.det
-    linalg.diagonal linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.inv
+    broadcast_to cbrt ceil clip column_stack compress conj conjugate convolve copy copysign
+    corrcoef correlate cos cosh count_nonzero cov cross cumprod cumsum cumulative_prod
+    cumulative_sum deg2rad degrees delete diag diagflat diagonal diff digitize divide divmod dot
+    dstack ediff1d einsum einsum_path empty_like equal exp exp2 expand_dims expm1 extract fabs
+    fix flatnonzero fliplr flipud float_power floor floor_divide fmax fmin fmod frexp full_like
+    gcd geomspace gradient greater greater_equal heaviside histogram histogram2d
+    histogram_bin_edges histogramdd hstack hypot i0 inner insert interp intersect1d invert
+    isclose iscomplex iscomplexobj isfinite isin isinf isnan isneginf isposinf isrealobj ix_
+    kron lcm ldexp left_shift less less_equal linalg.cholesky linalg.cond linalg.cross
+    linalg.det linalg.diagonal linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.inv
     linalg.lstsq linalg.matmul linalg.matrix_norm linalg.matrix_power linalg.matrix_rank
     linalg.matrix_transpose linalg.multi_dot linalg.norm linalg.outer linalg.pinv linalg.qr
     linalg.slogdet linalg.solve linalg.svd linalg.svdvals linalg.tensordot linalg.tensorinv
@@ -39,7 +39,7 @@ CONVERTING = frozenset(
     shares_memory sign signbit sin sinc sinh sort sort_complex spacing sqrt square stack
     subtract take tan tanh tensordot tile trace transpose trapezoid tril trim_zeros triu
     true_divide trunc union1d unique unique_all unique_counts unique_inverse unique_values
-    unwrap vander vdot vecdot vecmat vstack where zeros_like
+    unravel_index unwrap vander vdot vecdot vecmat vstack where zeros_like
     """.split()
 )
 
@@ -66,7 +66,7 @@ TENSOR_RESULTS = frozenset(
 SHARING = frozenset(
     """
     asanyarray asarray asarray_chkfinite ascontiguousarray asmatrix atleast_1d atleast_2d
-    atleast_3d broadcast_arrays diag diagonal einsum expand_dims fliplr flipud ix_
+    atleast_3d broadcast_arrays broadcast_to diag diagonal einsum expand_dims fliplr flipud ix_
     linalg.diagonal linalg.matrix_power linalg.matrix_transpose matrix_transpose permute_dims
     polyder polyint ravel real_if_close require reshape rot90 tile transpose trim_zeros
     """.split()

@@ -60,8 +60,8 @@ class ImplicitNumpyConversion(Rule):
     what_it_does = (
         "Flags a value that may require grad or may live on a GPU passed to a function that "
         "converts it to a NumPy array for you: `np.asarray`, `np.array`, every NumPy function that "
-        "converts a tensor argument (`np.exp`, `np.log10`, `np.power`, `np.vstack`, ...: 294 on "
-        "NumPy 2.4, measured by `scripts/check_numpy_sinks.py`), NumPy reductions of a list of "
+        "converts a tensor argument (`np.exp`, `np.log10`, `np.power`, `np.unravel_index`, ...: each "
+        "measured by `scripts/check_numpy_sinks.py`), NumPy reductions of a list of "
         "tensors (`np.mean(losses)`, `np.concatenate`), matplotlib plotting (`plt.plot`, `ax.scatter`, `plt.imshow`), "
         "and `pd.DataFrame` / `pd.Series`; also a list, tuple or dict holding such values. Values "
         "are followed through the classes of the file: `Client()` runs `__init__` with its "
