@@ -165,17 +165,19 @@ def measure() -> Table:
     return table
 
 
-def _frozenset(name: str, values: set[str], comment: str) -> str:
-    words = sorted(values)
+def frozenset_source(name: str, values: set[str] | list[str], comment: str | None = None) -> str:
+    """A generated table: `NAME = frozenset(...split())` of sorted words, wrapped at 96 columns."""
     lines, line = [], "   "
-    for word in words:
+    for word in sorted(values):
         if len(line) + len(word) + 1 > 96:
             lines.append(line)
             line = "   "
         line += " " + word
     lines.append(line)
     body = "\n".join(lines)
-    return f'# {comment}\n{name} = frozenset(\n    """\n{body}\n    """.split()\n)\n'
+    quote = '"' * 3
+    heading = f"# {comment}\n" if comment else ""
+    return f"{heading}{name} = frozenset(\n    {quote}\n{body}\n    {quote}.split()\n)\n"
 
 
 def render(table: Table) -> str:
@@ -187,11 +189,11 @@ def render(table: Table) -> str:
         'grad and the device\nTypeError for a ``meta`` tensor (a GPU\'s stand-in).\n"""\n\n'
     )
     return header + "\n".join((
-        _frozenset("CONVERTING", table.converting, "One tensor argument is converted."),
-        _frozenset("TENSOR_RESULTS", table.tensor_results,
+        frozenset_source("CONVERTING", table.converting, "One tensor argument is converted."),
+        frozenset_source("TENSOR_RESULTS", table.tensor_results,
                    "Of CONVERTING: a tensor without grad gives a tensor back (NumPy's __array_wrap__)."),
-        _frozenset("SHARING", table.sharing, "Of CONVERTING: the result may share the argument's memory."),
-        _frozenset("REDUCTIONS", table.reductions,
+        frozenset_source("SHARING", table.sharing, "Of CONVERTING: the result may share the argument's memory."),
+        frozenset_source("REDUCTIONS", table.reductions,
                    "Only a list of tensors is converted; one tensor fails otherwise (`np.sum(t)` calls `Tensor.sum`)."),
     ))
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import torch
+from check_numpy_sinks import frozenset_source  # scripts/ is this script's folder
 
 TABLE = Path(__file__).resolve().parent.parent / "flake8_detach" / "analysis" / "tensor_methods.py"
 
@@ -24,19 +25,11 @@ def measure() -> list[str]:
 
 
 def render(names: list[str]) -> str:
-    lines, line = [], "   "
-    for name in names:
-        if len(line) + len(name) + 1 > 96:
-            lines.append(line)
-            line = "   "
-        line += " " + name
-    lines.append(line)
-    body = "\n".join(lines)
     version = torch.__version__.split("+")[0]
     quote = '"' * 3
-    return (f'{quote}The public methods of torch.Tensor (torch {version}), written by\n'
-            f'``scripts/write_tensor_methods.py --write``: do not edit; rerun the script.{quote}\n\n'
-            f'TENSOR_METHODS = frozenset(\n    {quote}\n{body}\n    {quote}.split()\n)\n')
+    return (f"{quote}The public methods of torch.Tensor (torch {version}), written by\n"
+            f"``scripts/write_tensor_methods.py --write``: do not edit; rerun the script.{quote}\n\n"
+            + frozenset_source("TENSOR_METHODS", names))
 
 
 def main() -> int:
