@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .project import Project, Unit
 
 IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DEFINITION = re.compile(rb"\bdef[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 # `import a.b as c`, `from .a import (Net as Model, ...)`: more than imports match (`with ... as f`),
 # which only adds names to look for. A pair is found from its ` as ` (aliases_in): a pattern that
 # starts at an identifier is tried at every identifier of the file.
@@ -263,9 +264,11 @@ class CallerIndex:
                     work.append(alias)
         return names
 
-    def files_spelling(self, name: str) -> list[Path]:
-        """The project's files whose text spells ``name``, in the listing's order."""
-        return list(self._files_naming({name}))
+    def files_defining(self, name: str) -> list[Path]:
+        """The project's files whose text says `def name`, in the listing's order."""
+        text = self._project_text()
+        found = text.definitions.get(name.encode(), [])
+        return sorted(found, key=text.order.__getitem__)
 
     def _files_naming(self, names: set[str], first: Path | None = None) -> Iterator[Path]:
         """The project's files whose text spells one of ``names`` (each once, in a fixed order),
@@ -302,6 +305,7 @@ class ProjectText:
     names a `NAME as ALIAS` of that text binds to it."""
 
     mentions: dict[bytes, list[Path]] = field(default_factory=dict)
+    definitions: dict[bytes, list[Path]] = field(default_factory=dict)  # `def NAME`: where it is defined
     aliases: dict[str, set[str]] = field(default_factory=dict)
     order: dict[Path, int] = field(default_factory=dict)  # each file's place in the order read
 
@@ -309,6 +313,8 @@ class ProjectText:
         self.order.setdefault(path, len(self.order))
         for word in set(IDENTIFIER.findall(data)):
             self.mentions.setdefault(word, []).append(path)
+        for name in set(_DEFINITION.findall(data)):
+            self.definitions.setdefault(name, []).append(path)
         if b" as " in data:
             for name, alias in aliases_in(data):
                 self.aliases.setdefault(name.decode(), set()).add(alias.decode())

@@ -848,7 +848,7 @@ class Project:
         if name in self._module_methods:
             return self._module_methods[name]
         found: list[Unit] = []
-        for path in self.callers().files_spelling(name):
+        for path in self.callers().files_defining(name):
             summary = self.summary(path) if path.suffix == ".py" else None
             for unit in summary["functions"] if summary is not None else ():
                 owner, _, method = unit.partition(".")
