@@ -883,3 +883,25 @@ def test_a_method_of_a_model_of_unknown_class_is_read_from_the_project_classes(t
     """})
     assert codes(tmp_path, "viz.py") == []
     assert run_script(tmp_path, "run.py").returncode == 0
+
+
+def test_without_a_marker_namespace_packages_are_rooted_where_their_imports_resolve(tmp_path: Path) -> None:
+    """`model/graph/user.py` imports `model.graph.layers` and `base.run` from the tree's top, in
+    folders without `__init__.py` (namespace packages): its root is that top, where Python runs it
+    from, so the model class of another folder is known there."""
+    if any((folder / marker).exists() for folder in tmp_path.resolve().parents for marker in project_module.ROOT_MARKERS):
+        pytest.skip("a project marker above the temporary folder decides the root")
+    write(tmp_path, {"model/graph/layers.py": MODELS, "base/run.py": "def steps():\n    return 2\n", "model/graph/user.py": """
+        import torch
+        from base.run import steps
+        from model.graph.layers import Net
+
+        net = Net()
+        for _ in range(steps()):
+            print(net(torch.ones(1, 3)).numpy())
+    """, "notes/scratch.py": "import json\n"})
+    root = tmp_path.resolve()
+    assert find_root(tmp_path / "model" / "graph" / "user.py") == root
+    assert find_root(tmp_path / "notes" / "scratch.py") == root / "notes"  # nothing of the tree imported
+    assert [line for line, message in codes(tmp_path, "model/graph/user.py") if message.startswith("DET101")] == [7]
+    assert GRAD_ERROR in run_script(tmp_path, "model/graph/user.py", cwd=tmp_path).stderr

@@ -32,6 +32,8 @@ import ast
 import builtins
 import json
 import os
+import re
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -91,7 +93,42 @@ def find_root(path: Path) -> Path:
     folder = start
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
+    return _namespace_root(path, folder)
+
+
+NAMESPACE_LEVELS = 3  # how far above its package a marker-less file's imports may place the root
+_IMPORT_HEAD = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+([A-Za-z_]\w*))", re.MULTILINE)
+
+
+def _namespace_root(path: Path, folder: Path) -> Path:
+    """Above `folder` where the file's own absolute imports resolve, for folders without
+    `__init__.py` (namespace packages: SELFRec's `model/graph/SelfCF.py` imports
+    `model.graph.LightGCN` and `base.graph_recommender` from the repository's top). `folder`
+    itself where one of them resolves there, or none resolves within NAMESPACE_LEVELS above."""
+    if path.suffix != ".py":
+        return folder
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return folder
+    heads = {first or second for first, second in _IMPORT_HEAD.findall(text)} - _STANDARD_MODULES
+    if not heads or any(_names_module(folder, head) for head in heads):
+        return folder
+    for level, ancestor in enumerate(folder.parents):
+        if level >= NAMESPACE_LEVELS:
+            break
+        if any(_names_module(ancestor, head) for head in heads):
+            return ancestor
     return folder
+
+
+_STANDARD_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "__future__"}
+
+
+def _names_module(folder: Path, head: str) -> bool:
+    """Whether `import head` from `folder` finds a module or a package (regular or namespace)."""
+    return (folder / f"{head}.py").is_file() or (folder / head).is_dir()
 
 
 def project_files(root: Path, notebooks: bool = False) -> list[Path]:
