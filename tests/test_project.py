@@ -905,3 +905,18 @@ def test_without_a_marker_namespace_packages_are_rooted_where_their_imports_reso
     assert find_root(tmp_path / "notes" / "scratch.py") == root / "notes"  # nothing of the tree imported
     assert [line for line, message in codes(tmp_path, "model/graph/user.py") if message.startswith("DET101")] == [7]
     assert GRAD_ERROR in run_script(tmp_path, "model/graph/user.py", cwd=tmp_path).stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_the_namespace_root_never_reads_a_fifo(tmp_path: Path) -> None:
+    """Rooting a marker-less file reads its imports: a FIFO named like a module is refused, not
+    read (opening it would wait for a writer forever)."""
+    if any((folder / marker).exists() for folder in tmp_path.resolve().parents for marker in project_module.ROOT_MARKERS):
+        pytest.skip("a project marker above the temporary folder decides the root")
+    (tmp_path / "pkg").mkdir()
+    os.mkfifo(tmp_path / "pkg" / "x.py")
+    code = ("import sys; from pathlib import Path; from flake8_detach.analysis.project import find_root; "
+            "print(find_root(Path(sys.argv[1])))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pkg" / "x.py")], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == str((tmp_path / "pkg").resolve())

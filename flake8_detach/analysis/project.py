@@ -105,13 +105,10 @@ def _namespace_root(path: Path, folder: Path) -> Path:
     `__init__.py` (namespace packages: SELFRec's `model/graph/SelfCF.py` imports
     `model.graph.LightGCN` and `base.graph_recommender` from the repository's top). `folder`
     itself where one of them resolves there, or none resolves within NAMESPACE_LEVELS above."""
-    if path.suffix != ".py":
+    data = python_text(path) if path.suffix == ".py" else None  # a FIFO or a device: refused, not read
+    if data is None:
         return folder
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return folder
+    text = data.decode("utf-8", "replace")
     heads = {first or second for first, second in _IMPORT_HEAD.findall(text)} - _STANDARD_MODULES
     if not heads or any(_names_module(folder, head) for head in heads):
         return folder
