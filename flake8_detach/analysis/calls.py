@@ -36,6 +36,7 @@ from .values import (
     merge_all,
     module_item,
     passed_by,
+    passed_tensors,
     seen_from,
 )
 
@@ -230,7 +231,7 @@ class CallEvaluator:
     def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
         """The tensors passed to an instance of another file's class, kept in its heap object."""
         if isinstance(instance.callee, ForeignClass) and instance.callee.site is not None:
-            passed = _passed_tensors([*positional, *keywords.values()])
+            passed = passed_tensors([*positional, *keywords.values()])
             if passed.flags:
                 self.interp.heap.add_element((instance.callee.site,), passed)
 
@@ -755,7 +756,7 @@ class CallEvaluator:
             receiver = Value(Flag.MODULE, origin=receiver.origin)
         if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
-        elif receiver.has(Flag.MODULE) and method in sem.TENSOR_ONLY_METHODS - sem.MODULE_SELF_METHODS:
+        elif receiver.has(Flag.MODULE) and method in sem.NO_MODULE_METHODS:
             # `model.table[k].detach()`: no module has the method, so this is a tensor the file
             # took for a module (an item of a container it does not know), of unknown grad.
             receiver = Value(Flag.TENSOR, origin=receiver.origin).with_device_of(receiver)
@@ -1057,12 +1058,7 @@ def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> 
 
 def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
     """A result computed from parameters of unknown origin, seen where these arguments are passed."""
-    return seen_from(returned, functools.partial(_passed_tensors, arguments))
-
-
-def _passed_tensors(arguments: list[Value]) -> Value:
-    """What a call's arguments pass on as tensors, joined."""
-    return merge_all([value.tensor_part() for value in arguments])
+    return seen_from(returned, functools.partial(passed_tensors, arguments))
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,16 @@ from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
 from .syntax import all_params, dotted, is_classmethod, is_none, is_static
-from .values import EMPTY, GRAD_FLAGS, Flag, Value, merge_all, passed_by, seen_from, without_grad
+from .values import (
+    EMPTY,
+    GRAD_FLAGS,
+    Flag,
+    Value,
+    passed_by,
+    passed_tensors,
+    seen_from,
+    without_grad,
+)
 
 MAX_CALL_DEPTH = 8  # summaries analysed on demand from a call site, nested
 
@@ -323,7 +332,7 @@ class Interpreter:
             self.summaries.pending.append(summary)  # too deep now: analysed from the queue
         returned = self.summaries.read(summary, self.current_function)
         # What came from the parameters is what this call passed, not "unknown".
-        return seen_from(returned, lambda: merge_all([value.tensor_part() for _, value in bound]))
+        return seen_from(returned, lambda: passed_tensors(value for _, value in bound))
 
     def note_outgoing(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> None:
         """A call of another project file's function: remember what it passes (grad mode

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import json
 import os
 import re
@@ -112,9 +113,7 @@ def _namespace_root(path: Path, folder: Path) -> Path:
     heads = {first or second for first, second in _IMPORT_HEAD.findall(text)} - _STANDARD_MODULES
     if not heads or any(_names_module(folder, head) for head in heads):
         return folder
-    for level, ancestor in enumerate(folder.parents):
-        if level >= NAMESPACE_LEVELS:
-            break
+    for ancestor in itertools.islice(folder.parents, NAMESPACE_LEVELS):
         if any(_names_module(ancestor, head) for head in heads):
             return ancestor
     return folder

@@ -273,6 +273,9 @@ TENSOR_ONLY_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
     """detach detach_ numpy clone contiguous view view_as reshape t transpose permute squeeze
     unsqueeze flatten sum mean norm abs exp log sigmoid tanh""".split()
 )
+# Of those, the ones no nn.Module has either (a module has `.float()`, `.cpu()`, `.to()`): called on
+# a value taken for a module, they show it is a tensor.
+NO_MODULE_METHODS = TENSOR_ONLY_METHODS - MODULE_SELF_METHODS
 
 # In-place methods of ndarrays (tensors spell theirs with a trailing underscore).
 NDARRAY_IN_PLACE = frozenset({"fill", "sort", "put", "partition", "resize", "itemset", "setfield"})

@@ -252,6 +252,12 @@ def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3) -> Valu
     return seen.merge(passed()) if value.flags & Flag.UNKNOWN_ARG else seen
 
 
+def passed_tensors(arguments: Iterable[Value]) -> Value:
+    """What the arguments of a call give a callee's result that came from its parameters: the
+    join of their tensor parts."""
+    return merge_all([value.tensor_part() for value in arguments])
+
+
 def passed_by(value: Value, call: object) -> Value:
     """The value as seen inside a callee: remembers the call that passed it, if it is a hazard."""
     if value.via is not None:
@@ -303,6 +309,8 @@ def module_item(module: Value) -> Value:
     if module.has(Flag.TENSOR):
         return module.tensor_part().with_flags(add=Flag.MODULE)
     return Value(Flag.MODULE).with_device_of(module)
+
+
 # Per thread (the language server analyses buffers in worker threads): `heap_reader`, set by
 # analysis/heap.py while a walk runs, says what the objects of a value may hold.
 WALK = threading.local()
