@@ -25,7 +25,7 @@ from .ast_bridge import BridgedModule, Unbridgeable
 from .diagnostics import RELATED_PLACE, AnalysisError, Diagnostic, Finding, line_place
 from .fixing.rewrites import restyle
 from .parsing import bridged, parse, without_cyclic_gc
-from .place import Place, current_place, located
+from .place import Place, current_place, located, located_path
 from .positions import start_positions, statement_start_positions
 from .rules import selected_rules
 from .screening import worth_analysing
@@ -108,11 +108,13 @@ def analyze_module(
             project = project_of(place, source)
         if project is not None:
             imports.add_star_names(project.star_names())
-    if not imports.imports_torch or not rules:
+    if not rules:
         return Analysis(module)
     try:
         if project is None:
             project = project_of(place, source)
+        if not imports.imports_torch and project is None:  # a file alone: nothing can pass it tensors
+            return Analysis(module)
         interpreter = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project)
         facts = interpreter.run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
@@ -150,7 +152,7 @@ def analyze_module(
 def analyze(source: str, settings: Settings = DEFAULT_SETTINGS, tree: ast.AST | None = None,
             place: Place | None = None) -> Analysis:
     """Screen, parse and analyse one file's text. Raises AnalysisError on files it cannot read."""
-    if not worth_analysing(source, settings, tree):
+    if not worth_analysing(source, settings, tree, in_project=place is not None or located_path() is not None):
         return Analysis(None)
     return analyze_module(parse(source, tree), settings, source, tree, place)
 

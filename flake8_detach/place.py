@@ -48,6 +48,11 @@ def located(path: str | os.PathLike[str] | None) -> Iterator[None]:
         _CURRENT_PATH.reset(token)
 
 
+def located_path() -> str | os.PathLike[str] | None:
+    """The path `located` names here, or None: whether there is a place, without making one."""
+    return _CURRENT_PATH.get()
+
+
 def current_place() -> Place | None:
     """The place `located` names here, or None."""
     return Place.of(_CURRENT_PATH.get())

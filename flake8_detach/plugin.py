@@ -48,9 +48,14 @@ def _results_cache() -> Any:
     return cache if DetachPlugin.use_cache else None
 
 
+def _on_disk(filename: str) -> bool:
+    """Whether flake8 names a file on disk (not standard input): one with a project around it."""
+    return filename not in ("stdin", "-") and os.path.isfile(filename)
+
+
 def _place(filename: str) -> Any:
     """The engine's Place of the file flake8 names, or None for standard input."""
-    if filename in ("stdin", "-") or not os.path.isfile(filename):
+    if not _on_disk(filename):
         return None
     from .place import Place
 
@@ -161,7 +166,7 @@ class DetachPlugin:
         # from them, never from disk, is what makes `flake8 -` and editors' buffers work.
         source = "".join(self.lines)
         try:
-            if not worth_analysing(source, self.settings, self.tree):
+            if not worth_analysing(source, self.settings, self.tree, in_project=_on_disk(self.filename)):
                 return
             place = _place(self.filename)
             data = source.encode("utf-8", "surrogatepass") if place is not None else b""

@@ -67,9 +67,11 @@ def active_rules(source: str, rules: tuple[RuleScreen, ...]) -> tuple[RuleScreen
 
 
 def has_candidates(source: str, rules: tuple[RuleScreen, ...], tree: ast.AST | None = None,
-                   extra: frozenset[str] = frozenset()) -> bool:
-    """Could any rule fire on this file? ``extra``: names of configured converting functions."""
-    if not may_import_torch(source):
+                   extra: frozenset[str] = frozenset(), in_project: bool = False) -> bool:
+    """Could any rule fire on this file? ``extra``: names of configured converting functions.
+    ``in_project``: the file lives in a project, whose other files may pass its functions tensors
+    (then it is screened by its candidates even where it never imports torch)."""
+    if not in_project and not may_import_torch(source):
         return False
     if extra and any(re.search(rf"\b{re.escape(name)}\b", source) for name in extra):
         return True
@@ -121,7 +123,7 @@ class _Screen:
         return any(rule.imports(context) for rule in rules)
 
 
-def worth_analysing(source: str, settings: Settings, tree: ast.AST | None = None) -> bool:
+def worth_analysing(source: str, settings: Settings, tree: ast.AST | None = None, in_project: bool = False) -> bool:
     """The screen every front uses: could a selected rule (or a configured converter) fire here?"""
     extra = frozenset(name.rsplit(".", 1)[-1] for name in settings.converting_functions)
-    return has_candidates(source, settings.screens(), tree, extra)
+    return has_candidates(source, settings.screens(), tree, extra, in_project)

@@ -311,6 +311,37 @@ def _double_run(layer: nn.Module, name: str, x: torch.Tensor | None) -> object:
     return layer(x)
 
 
+def check_affine_switches() -> None:
+    """Normalisation layers with their parameters switched off: none left, an output that requires
+    grad only through the input, and (batch norms' running statistics apart) the input's dtype."""
+    for name, (keyword, default) in sorted(dt.AFFINE_SWITCHES.items()):
+        if name == "SyncBatchNorm":
+            continue  # its forward needs a process group; its parameters are BatchNorm's
+        cls = getattr(nn, name)
+        arguments = (2, 4) if name == "GroupNorm" else (4,)
+        fact(f"nn.{name}() keeps its parameters by default", bool(list(cls(*arguments).parameters())), default)
+        layer = cls(*arguments, **{keyword: False})
+        fact(f"nn.{name}({keyword}=False) has no parameters", list(layer.parameters()), [])
+        spatial = int(name[-2]) if name[-2].isdigit() else 0  # BatchNorm2d: two spatial dimensions
+        x = torch.rand(3, 4, *[4] * (max(spatial, 1) if name.startswith("InstanceNorm") else spatial))
+        fact(f"nn.{name}({keyword}=False) of an input without grad", layer(x).requires_grad, False)
+        outcome = _raises(lambda layer=layer, x=x: layer(x.double()))
+        expected = "RuntimeError" if name in dt.RUNNING_STATISTICS_LAYERS else None
+        fact(f"nn.{name}({keyword}=False) of a float64 input raises", outcome, expected)
+        if name in dt.RUNNING_STATISTICS_LAYERS:
+            untracked = cls(*arguments, **{keyword: False, "track_running_stats": False})
+            fact(f"nn.{name}({keyword}=False, track_running_stats=False) of float64",
+                 untracked(x.double()).dtype, torch.float64)
+
+
+def _raises(run: Callable[[], object]) -> str | None:
+    try:
+        run()
+    except Exception as error:  # noqa: BLE001 - the kind is the fact
+        return type(error).__name__
+    return None
+
+
 def main() -> None:
     print(f"torch {torch.__version__}, NumPy {np.__version__}")
     check_det107()
@@ -319,6 +350,7 @@ def main() -> None:
     check_det109()
     check_tabular()
     check_dtype_keeping()
+    check_affine_switches()
     print("all facts hold")
 
 

@@ -653,3 +653,33 @@ def test_a_partial_of_a_function_of_the_file_calls_it_with_its_bound_arguments_f
     bound = "double = functools.partial(scaled, t=net(torch.ones(2)))\nprint(double(2).numpy())\n"
     assert lines(head + bound) == [(11, "DET101")]
     assert lines(head + "double = functools.partial(scaled, 2)\nprint(double(torch.ones(2)).numpy())\n") == []
+
+
+@pytest.mark.parametrize("spelling", [
+    "import pytorch_lightning as pl\n\n\nclass Net(pl.LightningModule):",
+    "from lightning.pytorch import LightningModule\n\n\nclass Net(LightningModule):",
+    "from transformers import PreTrainedModel\n\n\nclass Net(PreTrainedModel):",
+])
+def test_a_subclass_of_a_library_module_base_is_a_model(spelling: str) -> None:
+    """`class Net(pl.LightningModule)` is an nn.Module (semantics.LIBRARY_MODULE_BASES, checked by
+    scripts/check_module_bases.py): its output requires grad, and its `predict_step` is a method
+    of the class, not a submodule's call."""
+    source = (f"import torch\n{spelling}\n    def __init__(self):\n        super().__init__()\n"
+              "        self.fc = torch.nn.Linear(2, 1)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+              "    def predict_step(self, x):\n        with torch.no_grad():\n            return self.fc(x).numpy()\n\n\n"
+              "net = Net()\nprint(net(torch.ones(2)).numpy(), net.predict_step(torch.ones(2)).sum())\n")
+    (diagnostic,) = check_source(source, PREVIEW)
+    assert diagnostic.code == "DET101" and diagnostic.line == source.count("\n")
+    plain = source.replace(spelling.rsplit("(", 1)[1], "object):")
+    assert lines(plain) == []  # a plain class: what calling it gives is not known
+
+
+def test_a_normalisation_layer_without_its_parameters_passes_grad_through_only() -> None:
+    """`nn.BatchNorm1d(n, affine=False)` holds no parameter (dtypes.AFFINE_SWITCHES, checked by
+    scripts/check_dtype_facts.py): its output of a batch needs no grad; with them it does."""
+    source = ("import torch\nfrom torch import nn\nimport matplotlib.pyplot as plt\n\n"
+              "norm = nn.BatchNorm1d(2, affine=False)\nplt.hist(norm(torch.rand(8, 2))[:, 0])\n")
+    assert lines(source) == []
+    assert lines(source.replace(", affine=False", "")) == [(6, "DET106")]
+    assert lines(source.replace("BatchNorm1d(2, affine=False)", "InstanceNorm1d(2)")) == []
+    assert lines(source.replace("BatchNorm1d(2, affine=False)", "InstanceNorm1d(2, affine=True)")) == [(6, "DET106")]

@@ -920,3 +920,47 @@ def test_the_namespace_root_never_reads_a_fifo(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pkg" / "x.py")], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.strip() == str((tmp_path / "pkg").resolve())
+
+
+TORCHLESS_UTILS = """
+    def normalize_image(x):
+        top = float(x.max().cpu().data)
+        return x / top
+
+
+    def to_array(x):
+        return x.numpy()
+"""
+
+TORCHLESS_TRAIN = """
+    import torch
+    from torch import nn
+    from utils import *
+
+    net = nn.Linear(3, 3)
+    out = net(torch.ones(1, 3))
+    print(normalize_image(out))
+    print(to_array(torch.ones(2)))
+"""
+
+
+def test_a_file_without_torch_is_judged_by_what_its_project_passes(tmp_path: Path) -> None:
+    """utils.py never imports torch, yet train.py passes its helper a module output: the `.data`
+    there reads a tensor. Its other helper gets a tensor that needs no grad: no claim."""
+    write(tmp_path, {"setup.py": "", "utils.py": TORCHLESS_UTILS, "train.py": TORCHLESS_TRAIN})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "utils.py")] == [(2, "DET103")]
+    assert codes(tmp_path, "utils.py", with_place=False) == []  # the file alone: nothing passes it tensors
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    check = subprocess.run([sys.executable, "-m", "flake8_detach", "check", "--no-cache", "utils.py"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert check.stdout.count("DET") == 1 and "utils.py:2:" in check.stdout, check.stdout + check.stderr
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DET", "utils.py"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert flake8.stdout.count("DET103") == 1 and "utils.py:2:" in flake8.stdout, flake8.stdout + flake8.stderr
+    fix = subprocess.run([sys.executable, "-m", "flake8_detach", "fix", "--no-cache", "--unsafe-fixes", "--diff",
+                          "utils.py"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+    assert "+    top = float(x.max().detach().cpu())" in fix.stdout, fix.stdout + fix.stderr
+    write(tmp_path, {"train.py": TORCHLESS_TRAIN.replace("net(torch.ones(1, 3))", "Batch()").replace(
+        "from utils import *", "from utils import *\n    class Batch:\n        data = None")})
+    forget_projects()
+    assert codes(tmp_path, "utils.py") == []  # what train.py passes now is no tensor

@@ -623,7 +623,7 @@ class CallEvaluator:
             grad = Flag.NONE if keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
             return Value(Flag.TENSOR | grad, origin="nn.Parameter").with_device_of(data)
         if sem.is_nn_module_class(qualified):
-            return self._nn_module(last, positional, keywords)
+            return self._nn_module(last, positional, keywords, node)
         if last[:1].isupper() and last not in sem.FACTORIES:
             return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
         if last == "from_numpy":
@@ -676,13 +676,18 @@ class CallEvaluator:
             return dt.F64 if found == dt.F32 else found  # NumPy's float default is float64
         return 0
 
-    def _nn_module(self, last: str, positional: list[Value], keywords: dict[str, Value]) -> Value:
+    def _nn_module(self, last: str, positional: list[Value], keywords: dict[str, Value], node: cst.Call) -> Value:
         """A fresh torch.nn module: float32 parameters for the layers that refuse a float64
         input (`dtype=` says otherwise); `callee` keeps the class name (autocast, losses). A
-        module with no parameters (`nn.ReLU()`, a loss) is frozen from the start: its output
-        requires grad only through its input, as a frozen module's does (freezing.py)."""
+        module with no parameters (`nn.ReLU()`, a loss, `nn.LayerNorm(n, elementwise_affine=False)`)
+        is frozen from the start: its output requires grad only through its input, as a frozen
+        module's does (freezing.py)."""
         if last in dt.PARAMETER_FREE_MODULES:
             return Value(Flag.MODULE | Flag.FROZEN | self._device_keyword(keywords, EMPTY).flags, callee=last)
+        if last in dt.AFFINE_SWITCHES and not _affine(node, *dt.AFFINE_SWITCHES[last]):
+            statistics = last in dt.RUNNING_STATISTICS_LAYERS and not keyword_is_false(node, "track_running_stats")
+            return Value(Flag.MODULE | Flag.FROZEN | (dt.F32 if statistics else 0)
+                         | self._device_keyword(keywords, EMPTY).flags, callee=last)
         dtype = dt.F32 if last in dt.FLOAT32_PARAMETER_LAYERS else 0
         if "dtype" in keywords:
             dtype = dt.dtype_named(keywords["dtype"])
@@ -1054,6 +1059,15 @@ def _integer_cast(value: Value, dtype: int, receiver: Value) -> Value:
 def _frozen_output_grad(positional: list[Value], keywords: dict[str, Value]) -> int:
     """A frozen module's output may require grad only through its input (freezing.py)."""
     return merge_all([*positional, *keywords.values()]).flags & GRAD_FLAGS
+
+
+def _affine(node: cst.Call, keyword: str, default: bool) -> bool:
+    """Whether a normalisation layer's call keeps its parameters: `keyword=` a literal, else the
+    default (a value the file cannot tell keeps them)."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return literal_bool(arg.value) is not False
+    return default
 
 
 def _with_arguments(returned: Value, arguments: list[Value]) -> Value:

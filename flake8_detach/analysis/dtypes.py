@@ -109,6 +109,18 @@ PARAMETER_FREE_MODULES = frozenset(
     Softmin LogSigmoid Hardshrink Softshrink GLU RReLU Softmax2d Threshold Upsample UpsamplingNearest2d
     UpsamplingBilinear2d PixelShuffle PixelUnshuffle ChannelShuffle Dropout1d Dropout3d FeatureAlphaDropout""".split()
 )
+# Normalisation layers whose parameters a keyword switches off, with its default: without them
+# (`nn.BatchNorm1d(n, affine=False)`, `nn.InstanceNorm2d(n)`) the layer holds no parameter, and its
+# output requires grad only through its input. The batch norms keep float32 running statistics,
+# which still refuse a float64 input unless `track_running_stats=False`; the others then keep
+# the input's dtype. Each checked on torch 2.13 by scripts/check_dtype_facts.py.
+AFFINE_SWITCHES = {
+    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), ("affine", True)),
+    **dict.fromkeys(("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"), ("affine", False)),
+    "GroupNorm": ("affine", True),
+    **dict.fromkeys(("LayerNorm", "RMSNorm"), ("elementwise_affine", True)),
+}
+RUNNING_STATISTICS_LAYERS = frozenset({"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"})
 # The exception a float64 input into each layer raises (torch 2.13, CPU); others: the kind's.
 LAYER_ERRORS = {
     **dict.fromkeys(("Linear", "MultiheadAttention"),

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from .semantics import LIBRARY_MODULE_BASES
 from .syntax import descendants, literal_bool
 
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
@@ -184,8 +185,9 @@ def loader_freezes(call: cst.Call) -> bool:
 
 
 def is_module_base(qualified: str | None) -> bool:
-    """`nn.Module` itself: a base that gives a subclass no parameters."""
-    return qualified in _MODULE_BASES
+    """`nn.Module` itself (or a library's parameter-free subclass of it, `pl.LightningModule`): a
+    base that gives a subclass no parameters."""
+    return qualified in _MODULE_BASES or qualified in LIBRARY_MODULE_BASES
 
 
 def class_body_adds_no_parameters(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], str | None],

@@ -831,7 +831,7 @@ class Project:
         if bases is None:
             return False
         for base in bases:
-            if base.startswith("torch.nn.") and is_nn_module_class(base):
+            if is_nn_module_class(base):
                 return True
             if self.is_module_class(path, base, seen | {unit}):
                 return True

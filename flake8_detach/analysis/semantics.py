@@ -163,13 +163,29 @@ def device_move(target: Value, current: Value) -> Value:
     return current
 
 
+# Base classes of other libraries that subclass torch.nn.Module and hold no parameters of their
+# own, under every name their packages export them by: a class deriving from one is a model.
+# Each checked (issubclass, and no parameter on an instance where one can be made) by
+# scripts/check_module_bases.py on pytorch_lightning and lightning 2.6.6, transformers 5.24.0 and
+# diffusers 0.42.1.
+LIBRARY_MODULE_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.module.LightningModule",
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule",
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+    "diffusers.ModelMixin", "diffusers.models.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
+})
+
+
 def is_nn_module_class(qualified: str, private: bool = False) -> bool:
-    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`: a torch.nn class that is a Module.
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`: a torch.nn class that is a Module; and
+    the base classes of LIBRARY_MODULE_BASES (`pl.LightningModule`).
 
     With `private`, also torch's own base classes such as `_BatchNorm` and `_ConvNd`.
     """
     if not qualified.startswith("torch.nn."):
-        return False
+        return qualified in LIBRARY_MODULE_BASES
     last = qualified.rsplit(".", 1)[-1]
     if private:
         last = last.lstrip("_")

@@ -92,7 +92,7 @@ def check_text(source: str, display_path: str, settings: Settings, path: Path | 
         report.error, report.error_position = problem.message, problem.position
         return report
     try:
-        if problem is None and not worth_analysing(source, settings, tree):
+        if problem is None and not worth_analysing(source, settings, tree, in_project=path is not None):
             return report  # what analyze() says of it, without loading the engine and libcst
         from ..engine import Place, analyze_module, parse, settle_imports, witness_of, witnessing
 

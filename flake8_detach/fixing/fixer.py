@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import AnalysisError, Diagnostic
+from ..place import located_path
 from ..screening import worth_analysing
 from ..settings import DEFAULT_SETTINGS, Settings
 from ..sources.files import SourceError, read_file_bytes
@@ -92,7 +93,7 @@ def fix_source(source: str, settings: Settings = DEFAULT_SETTINGS, *, unsafe: bo
     _, problem = python_parse(source)
     if problem is not None and (problem.final or not _libcst_reads(source)):
         return FixResult(source, original=source, error=problem.message, error_position=problem.position)
-    if not worth_analysing(source, settings):
+    if not worth_analysing(source, settings, in_project=located_path() is not None):
         return FixResult(source, original=source)
     try:
         from ..engine import parse
