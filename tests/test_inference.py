@@ -683,3 +683,20 @@ def test_a_normalisation_layer_without_its_parameters_passes_grad_through_only()
     assert lines(source.replace(", affine=False", "")) == [(6, "DET106")]
     assert lines(source.replace("BatchNorm1d(2, affine=False)", "InstanceNorm1d(2)")) == []
     assert lines(source.replace("BatchNorm1d(2, affine=False)", "InstanceNorm1d(2, affine=True)")) == [(6, "DET106")]
+
+
+@pytest.mark.parametrize("test", [
+    "type(boxes).__name__ != 'ndarray'",
+    "not type(boxes).__name__ == 'ndarray'",
+    "type(boxes) is not np.ndarray",
+    "type(boxes) != np.ndarray",
+])
+def test_an_exact_type_test_narrows_its_name(test: str) -> None:
+    """`if type(boxes).__name__ != "ndarray": boxes = boxes.detach().cpu().numpy()`: past the `if`,
+    boxes is an array on both paths (guards.exact_type_narrowing); `==` says nothing of the body."""
+    source = ("import numpy as np\nimport torch\n\n\ndef post(boxes):\n"
+              f"    if {test}:\n        boxes = boxes.detach().cpu().numpy()\n    return np.maximum(boxes, 0)\n\n\n"
+              "post(torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()))\n")
+    assert lines(source) == []
+    opposite = source.replace(f"if {test}:", "if type(boxes).__name__ == 'list':")
+    assert lines(opposite) == [(8, "DET106")]

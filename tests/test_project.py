@@ -633,6 +633,31 @@ def test_a_notebook_that_is_not_json_is_skipped_by_the_index(tmp_path: Path) -> 
     assert len(found) == 1 and CALLER_DEPENDENT in found[0][1]
 
 
+def test_without_a_marker_a_file_importing_only_libraries_is_rooted_where_its_neighbours_are(tmp_path: Path) -> None:
+    """`train/metrics.py` imports only torch; `train/run.py` beside it imports `train.metrics` from
+    the tree's top (no `__init__.py`, no marker): metrics.py is rooted there too, so run.py's call
+    judges its helper."""
+    if any((folder / marker).exists() for folder in tmp_path.resolve().parents for marker in project_module.ROOT_MARKERS):
+        pytest.skip("a project marker above the temporary folder decides the root")
+    write(tmp_path, {"train/metrics.py": """
+        import torch
+
+
+        def accuracy(scores):
+            return torch.softmax(scores, 1).cpu().detach()
+    """, "train/run.py": """
+        import torch
+        from train.metrics import accuracy as score
+
+        net = torch.nn.Linear(3, 2)
+        print(score(net(torch.ones(1, 3))))
+    """, "notes/scratch.py": "import json\n"})
+    root = tmp_path.resolve()
+    assert find_root(tmp_path / "train" / "metrics.py") == root
+    assert find_root(tmp_path / "notes" / "scratch.py") == root / "notes"  # nothing beside it places it
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "train/metrics.py")] == [(5, "DET102")]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
 def test_a_fifo_in_the_project_does_not_block_the_index(tmp_path: Path) -> None:
     """The index reads regular files only: a FIFO named like a module or a notebook is skipped."""
@@ -930,6 +955,10 @@ TORCHLESS_UTILS = """
 
     def to_array(x):
         return x.numpy()
+
+
+    def show(x):
+        return x.numpy()
 """
 
 TORCHLESS_TRAIN = """
@@ -946,7 +975,8 @@ TORCHLESS_TRAIN = """
 
 def test_a_file_without_torch_is_judged_by_what_its_project_passes(tmp_path: Path) -> None:
     """utils.py never imports torch, yet train.py passes its helper a module output: the `.data`
-    there reads a tensor. Its other helper gets a tensor that needs no grad: no claim."""
+    there reads a tensor. Its second helper gets a tensor that needs no grad, and nothing calls
+    its third: no claim (DET111's caller-dependent claim needs a file of torch code)."""
     write(tmp_path, {"setup.py": "", "utils.py": TORCHLESS_UTILS, "train.py": TORCHLESS_TRAIN})
     assert [(line, message[:6]) for line, message in codes(tmp_path, "utils.py")] == [(2, "DET103")]
     assert codes(tmp_path, "utils.py", with_place=False) == []  # the file alone: nothing passes it tensors
@@ -964,3 +994,47 @@ def test_a_file_without_torch_is_judged_by_what_its_project_passes(tmp_path: Pat
         "from utils import *", "from utils import *\n    class Batch:\n        data = None")})
     forget_projects()
     assert codes(tmp_path, "utils.py") == []  # what train.py passes now is no tensor
+
+
+def test_methods_of_a_field_built_in_init_are_judged_by_the_calls_through_it(tmp_path: Path) -> None:
+    """`self.ema = Ema(self.model)` in `__init__`, `self.ema.restore(self.model.parameters())` in
+    another method of another file, under `torch.no_grad()`: `restore`'s parameter holds the
+    model's parameters, so `param.data` there reads a Parameter (DET103), grad off or not."""
+    write(tmp_path, {"setup.py": "", "pkg/__init__.py": "", "pkg/ema.py": """
+        import torch
+        from torch import nn
+
+
+        class Ema(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.collected = []
+
+            def store(self, parameters):
+                self.collected = [p.clone() for p in parameters]
+
+            def restore(self, parameters):
+                for kept, param in zip(self.collected, parameters):
+                    param.data.copy_(kept.data)
+    """, "pkg/model.py": """
+        import torch
+        from torch import nn
+        from pkg.ema import Ema
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = nn.Linear(2, 2)
+                self.ema = Ema(self.model)
+
+            @torch.no_grad()
+            def swap(self):
+                self.ema.store(self.model.parameters())
+                self.ema.restore(self.model.parameters())
+    """})
+    assert [line for line, message in codes(tmp_path, "pkg/ema.py") if message.startswith("DET103")] == [15, 15]
+    write(tmp_path, {"pkg/model.py": (tmp_path / "pkg/model.py").read_text().replace(
+        "self.model.parameters())", "[])")})
+    forget_projects()
+    assert codes(tmp_path, "pkg/ema.py") == []  # the calls pass no tensor

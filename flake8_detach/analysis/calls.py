@@ -473,7 +473,10 @@ class CallEvaluator:
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "range"):
             return EMPTY
         if name in ("list", "set", "dict") and node is not None:  # a fresh container: later writes count
-            copied = Value(Flag.CONTAINER, elem=first.element() if positional else None)
+            element = first.element() if positional else None
+            if name == "dict" and element is not None and element.items is not None and len(element.items) == 2:
+                element = element.items[1]  # `dict(model.named_parameters())`: the pairs' values
+            copied = Value(Flag.CONTAINER, elem=element)
             return self.interp.heap.allocate(node, copied, {} if name == "dict" else None)
         if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset", "filter"):
             source = positional[-1] if name == "filter" and positional else first
@@ -590,8 +593,9 @@ class CallEvaluator:
             qualified, positional, keywords = owner, [], {}
         if project is not None and project.is_module_class(qualified):
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
-            # from its file's exports (analysis/exports.py).
-            return Value(Flag.MODULE, callee=ForeignClass(qualified) if project.values else None)
+            # from its file's exports (analysis/exports.py), and while this file's exports are
+            # computed, what its methods get is noted (`ema.restore(model.parameters())`).
+            return Value(Flag.MODULE, callee=ForeignClass(qualified))
         if project is not None and not project.values and project.names_class(qualified):
             return Value(callee=ForeignClass(qualified))  # an instance: what its methods get is noted
         if project is not None and project.values:
@@ -1010,6 +1014,9 @@ class CallEvaluator:
         if method == "named_parameters":
             param = Value(Flag.TENSOR | Flag.GRAD, origin="parameter").with_device_of(receiver)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, param)))
+        if method in ("buffers", "named_buffers"):  # registered tensors, on the module's device
+            buffer = Value(Flag.TENSOR, origin="buffer").with_device_of(receiver)
+            return Value(Flag.CONTAINER, elem=buffer if method == "buffers" else Value(Flag.CONTAINER, items=(EMPTY, buffer)))
         if method in ("children", "modules"):
             return Value(Flag.CONTAINER, elem=Value(Flag.MODULE).with_device_of(receiver))
         if receiver.callee in KEYED_CONTAINERS and method in ("keys", "values", "items"):

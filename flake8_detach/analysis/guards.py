@@ -53,17 +53,61 @@ def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tup
         return None
     name, classes = parts
     candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-    qualified = [imports.resolve(c) or dotted(c) or "" for c in candidates]
+    found = _instance_of([imports.resolve(c) or dotted(c) or "" for c in candidates])
+    return None if found is None else (name, found)
+
+
+def _instance_of(qualified: list[str]) -> Value | None:
+    """What an instance of one of these classes is: a module, a tensor, no tensor, or (a mix, a
+    class the file cannot name) None."""
     if all(sem.is_nn_module_class(q, private=True) for q in qualified):
-        return name, Value(Flag.MODULE)
+        return Value(Flag.MODULE)
     lasts = [q.rsplit(".", 1)[-1] for q in qualified]
     if all(last in sem.TENSOR_CLASSES for last in lasts):
         grad = Flag.GRAD if all(last in sem.PARAMETER_CLASSES for last in lasts) else Flag.NONE
-        return name, Value(Flag.TENSOR | grad, origin="parameter" if grad else None)
+        return Value(Flag.TENSOR | grad, origin="parameter" if grad else None)
     if any(last in sem.TENSOR_CLASSES or q in ("", "torch") or sem.is_nn_module_class(q, private=True)
            for q, last in zip(qualified, lasts)):
         return None  # a mix, or something we cannot name
-    return name, Value(Flag.NOT_TENSOR)
+    return Value(Flag.NOT_TENSOR)
+
+
+def exact_type_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
+    """What an exact type test says (in the body, in the other branch): where `type(x) is C`,
+    `type(x) == C` or `type(x).__name__ == "C"` holds, x is an instance of C (a NumPy array is no
+    tensor); where `!=` / `is not` holds nothing is known. `not (...)` swaps the two."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return [], []
+    operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
+    if not isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+        return [], []
+    found = _exact_type(test.left, other, imports) or _exact_type(other, test.left, imports)
+    if found is None:
+        return [], []
+    name, known = found
+    narrowing: list[Narrowing] = [(name, partial(_become, known))]
+    holds_in_body = isinstance(operator, (cst.Equal, cst.Is)) != negated
+    return (narrowing, []) if holds_in_body else ([], narrowing)
+
+
+def _exact_type(subject: cst.BaseExpression, other: cst.BaseExpression,
+                imports: ImportTable) -> tuple[str, Value] | None:
+    """("x", what x is) for `type(x)` against a class, or `type(x).__name__` against its name."""
+    by_name = isinstance(subject, cst.Attribute) and subject.attr.value == "__name__"
+    call = subject.value if isinstance(subject, cst.Attribute) and by_name else subject
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "type"
+            and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name)):
+        return None
+    if by_name:
+        class_name = string_value(other) if isinstance(other, cst.SimpleString) else None
+        qualified = class_name if isinstance(class_name, str) and class_name.isidentifier() else None
+    else:
+        qualified = imports.resolve(other) or dotted(other)
+    found = _instance_of([qualified]) if qualified else None
+    return None if found is None else (call.args[0].value.value, found)
 
 
 def isinstance_narrowing(test: cst.BaseExpression, imports: ImportTable) -> Narrowing | None:
@@ -118,13 +162,14 @@ def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[l
     `if t.requires_grad:` ... `else:` t does not require grad; `if t.is_cuda:` ... `else:` t is on
     the CPU; `if x.dtype == torch.bfloat16:` ... `else:` x is not bfloat16 (:func:`dtype_narrowing`).
     `isinstance(x, torch.Tensor)` / `torch.is_tensor(x)`: x is no tensor where it fails
-    (:func:`not_tensor_narrowing`); `isinstance(m, nn.Conv2d)`: m is a module where it holds.
+    (:func:`not_tensor_narrowing`); `isinstance(m, nn.Conv2d)`: m is a module where it holds;
+    `type(x).__name__ == "ndarray"`: x is no tensor where it holds (:func:`exact_type_narrowing`).
     Shared by `if` statements and `a if test else b`.
     """
     body, orelse = dtype_narrowing(test, imports)
-    body_not_tensor, orelse_not_tensor = not_tensor_narrowing(test, imports)
-    body += body_not_tensor
-    orelse += orelse_not_tensor
+    for narrowed_body, narrowed_orelse in (not_tensor_narrowing(test, imports), exact_type_narrowing(test, imports)):
+        body += narrowed_body
+        orelse += narrowed_orelse
     known = isinstance_narrowing(test, imports)
     if known is not None:
         body.append(known)

@@ -234,9 +234,11 @@ class Interpreter:
         quiet, grad_free = self._judged_by_project(info) if info.is_base else (False, frozenset())
         # Calls in other project files: what they pass, and (for a plain function nothing here
         # calls) all it gets, as calls in this file would say.
-        incoming = self._incoming(info) if info.is_base and not quiet else None
+        incoming = self._incoming(info) if info.is_base else None
         judged = judged or (incoming is not None and info.cls is None and not info.calls and not info.escaped)
         incoming = incoming or {}
+        if quiet:  # what they pass, seen with grad off: still tensors (`param.data`), none requiring grad
+            incoming = {name: value.with_flags(remove=GRAD_FLAGS) for name, value in incoming.items()}
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)

@@ -63,7 +63,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "6"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "7"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -105,18 +105,39 @@ def _namespace_root(path: Path, folder: Path) -> Path:
     """Above `folder` where the file's own absolute imports resolve, for folders without
     `__init__.py` (namespace packages: SELFRec's `model/graph/SelfCF.py` imports
     `model.graph.LightGCN` and `base.graph_recommender` from the repository's top). `folder`
-    itself where one of them resolves there, or none resolves within NAMESPACE_LEVELS above."""
+    itself where one of them resolves there. Where none resolves within NAMESPACE_LEVELS above
+    (a file that imports only libraries: benchmarking-gnns' `train/metrics.py`), the files beside
+    it say (`train/train_SBMs.py` imports `train.metrics` from the top); else `folder`."""
+    own = _placed_by_imports(path, folder)
+    if own is not None:
+        return own
+    for sibling in itertools.islice(sorted(folder.glob("*.py")), MAX_SIBLINGS_READ):
+        if sibling != path:
+            placed = _placed_by_imports(sibling, folder)
+            if placed is not None and placed != folder:
+                return placed
+    return folder
+
+
+MAX_SIBLINGS_READ = 32  # files beside a file whose imports place nothing, read to place it
+
+
+def _placed_by_imports(path: Path, folder: Path) -> Path | None:
+    """Where a file's absolute imports of non-library modules resolve: `folder`, a folder at most
+    NAMESPACE_LEVELS above it, or None (no such import, none resolves, or no readable text)."""
     data = python_text(path) if path.suffix == ".py" else None  # a FIFO or a device: refused, not read
     if data is None:
-        return folder
+        return None
     text = data.decode("utf-8", "replace")
     heads = {first or second for first, second in _IMPORT_HEAD.findall(text)} - _STANDARD_MODULES
-    if not heads or any(_names_module(folder, head) for head in heads):
+    if not heads:
+        return None
+    if any(_names_module(folder, head) for head in heads):
         return folder
     for ancestor in itertools.islice(folder.parents, NAMESPACE_LEVELS):
         if any(_names_module(ancestor, head) for head in heads):
             return ancestor
-    return folder
+    return None
 
 
 _STANDARD_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "__future__"}
@@ -177,6 +198,7 @@ class _Summariser(ast.NodeVisitor):
         self.cls: str | None = None
         self.contexts: list[str] = []  # references of the `with` items around the current point
         self.bound: dict[str, str] = {}  # in the current unit: variable -> class reference it holds
+        self.fields: dict[str, str] = {}  # in the current class: `self.x` -> the reference that built it
         # In the current unit: variable -> the contexts around each of its assignments so far.
         self.assigned: dict[str, list[list[str]]] = {}
         self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
@@ -253,10 +275,32 @@ class _Summariser(ast.NodeVisitor):
         if self.depth == 0 and self.cls is None:
             self.classes[node.name] = [ref for ref in map(self.reference, node.bases) if ref]
             self.cls = node.name
+            self.fields = self._constructed_fields(node)
             self.generic_visit(node)
-            self.cls = None
+            self.cls, self.fields = None, {}
         else:
             self.generic_visit(node)
+
+    def _constructed_fields(self, node: ast.ClassDef) -> dict[str, str]:
+        """`self.ema = LitEma(self.model)` in any method of the class: field -> the reference of
+        what built it, for `self.ema.restore(...)` in every method (a field built two ways: none)."""
+        fields: dict[str, str] = {}
+        clashing: set[str] = set()
+        for method in node.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for statement in ast.walk(method):
+                if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)):
+                    continue
+                ref = self.reference(statement.value.func)
+                for target in statement.targets:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == "self"):
+                        if ref is None or fields.get(target.attr, ref) != ref:
+                            clashing.add(target.attr)
+                        else:
+                            fields[target.attr] = ref
+        return {name: ref for name, ref in fields.items() if name not in clashing}
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         decorators = [ref for ref in map(self.reference, node.decorator_list) if ref]
@@ -358,10 +402,17 @@ class _Summariser(ast.NodeVisitor):
         if isinstance(func, ast.Name) and func.id in self.bound:  # `model = Net(); model(x)`
             self.calls.append([self.unit, self.bound[func.id], "instance", *contexts])
             return
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == "self"
+                and func.value.attr in self.fields):  # `self.ema.restore(...)`, `self.ema` built in `__init__`
+            self.calls.append([self.unit, f"{self.fields[func.value.attr]}.{func.attr}", "method", *contexts])
+            return
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             owner = func.value.id
             if owner == "self" and self.cls is not None:
                 self.calls.append([self.unit, f"{THIS_MODULE}{self.cls}.{func.attr}", "method", *contexts])
+                if func.attr in self.fields:  # `self.net(x)`: the instance is called too
+                    self.calls.append([self.unit, self.fields[func.attr], "instance", *contexts])
                 return
             if owner in self.bound:  # `model.warmup(...)`
                 self.calls.append([self.unit, f"{self.bound[owner]}.{func.attr}", "method", *contexts])

@@ -86,7 +86,7 @@ MODULE_NON_OUTPUT_METHODS = frozenset(
     """zero_grad load_state_dict register_buffer register_parameter register_module add_module
     register_forward_hook register_forward_pre_hook register_full_backward_hook
     register_backward_hook named_modules named_children extra_repr __repr__ state_dict
-    buffers named_buffers get_submodule get_parameter get_buffer""".split()
+    get_submodule get_parameter get_buffer""".split()
 )
 # Classes under torch.nn that are not modules.
 NN_NON_MODULE_CLASSES = frozenset({"Parameter", "UninitializedParameter", "PackedSequence", "Buffer"})

@@ -86,6 +86,9 @@ class NumpyOnCallerDependentTensor(Rule):
     ]
 
     def check(self, facts: Facts) -> Iterator[Finding]:
+        if not facts.imports.imports_torch:
+            return  # a file that never imports torch (analysed for what its project passes): a
+            # parameter's `.numpy()` there is no torch claim until a caller passes a tensor
         for site in grad_numpy_sites(facts):
             if site.caller_dependent:
                 yield self.finding(method_name(site.call), fix=unsafe_for_the_caller(site.fix(facts)))
