@@ -700,3 +700,42 @@ def test_an_exact_type_test_narrows_its_name(test: str) -> None:
     assert lines(source) == []
     opposite = source.replace(f"if {test}:", "if type(boxes).__name__ == 'list':")
     assert lines(opposite) == [(8, "DET106")]
+
+
+def test_an_isinstance_test_names_a_module_class_through_a_file_alias() -> None:
+    """`BatchNorm2d = nn.BatchNorm2d` at the top (its only binding): `isinstance(m, BatchNorm2d)`
+    over `self.modules()` keeps `m` a module, so `m.weight.data` is a Parameter's; a class held by
+    a parameter (`norm_layer`) narrows nothing. A class of the file still makes `m` no tensor."""
+    source = ("import torch\nimport torch.nn as nn\nBatchNorm2d = nn.BatchNorm2d\n\n\n"
+              "class Net(nn.Module):\n    def __init__(self, norm_layer=None):\n        super().__init__()\n"
+              "        self.bn = BatchNorm2d(3)\n        for m in self.modules():\n"
+              "            if isinstance(m, BatchNorm2d):\n                m.weight.data.fill_(1)\n"
+              "            elif isinstance(m, norm_layer):\n                m.bias.data.zero_()\n")
+    assert lines(source) == [(12, "DET103"), (14, "DET103")]
+    local = source.replace("BatchNorm2d = nn.BatchNorm2d\n", "class BatchNorm2d:\n    weight = None\n")
+    assert [line for line, _ in lines(local)] == [15]  # only the `norm_layer` branch
+
+
+def test_a_method_that_freezes_its_module_freezes_the_instance() -> None:
+    """`model.freeze()` whose body sets `requires_grad = False` on every `self.parameters()`:
+    the output of a frozen model of an input without grad needs no detach (DET102 is silent), as
+    after `model.requires_grad_(False)`; a method that thaws one of them freezes nothing."""
+    source = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n    def forward(self, x):\n"
+              "        return self.fc(x)\n\n    def freeze(self):\n        for p in self.parameters():\n"
+              "            p.requires_grad = False\n        self.eval()\n\n\n"
+              "net = Net()\nnet.freeze()\nprint(net(torch.ones(2)).cpu().detach().numpy())\n")
+    assert lines(source) == []
+    thawing = source.replace("        self.eval()\n", "        self.fc.weight.requires_grad = True\n")
+    assert lines(thawing) == [(21, "DET102")]
+    assert lines(source.replace("net.freeze()\n", "")) == [(20, "DET102")]
+
+
+def test_torchaudio_transforms_hold_no_parameter() -> None:
+    """`torchaudio.transforms.Resample(...)` keeps buffers only (semantics.PARAMETER_FREE_LIBRARY_MODULES,
+    read in torchaudio 2.11.0's source): its output of an input without grad needs no detach."""
+    source = ("import numpy as np\nimport torch\nimport torchaudio\n\n"
+              "resample = torchaudio.transforms.Resample(8000, 16000)\nprint(np.asarray(resample(torch.ones(1, 80))))\n")
+    assert lines(source) == []
+    grad = source.replace("torch.ones(1, 80)", "torch.ones(1, 80, requires_grad=True)")
+    assert lines(grad) == [(6, "DET106")]

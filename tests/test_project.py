@@ -1038,3 +1038,46 @@ def test_methods_of_a_field_built_in_init_are_judged_by_the_calls_through_it(tmp
         "self.model.parameters())", "[])")})
     forget_projects()
     assert codes(tmp_path, "pkg/ema.py") == []  # the calls pass no tensor
+
+
+@pytest.mark.parametrize("built", ["load()", "Separator()"])
+def test_a_freezing_method_of_another_files_class_freezes_the_model(tmp_path: Path, built: str) -> None:
+    """`separator.freeze()` whose method (in models.py) sets requires_grad=False on all of `self`'s
+    parameters, on a model of that class or of a class the file cannot tell (every project module
+    class's `freeze` freezes): its output of an input without grad needs no detach, and neither do
+    its attributes; without the call DET102 holds."""
+    write(tmp_path, {"setup.py": "", "models.py": """
+        import torch
+        from torch import nn
+
+
+        class Separator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+                self.rate = 44100
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def freeze(self):
+                for p in self.parameters():
+                    p.requires_grad = False
+                self.eval()
+
+
+        def load():
+            return Separator()
+    """, "evaluate.py": f"""
+        import torch
+        from models import Separator, load
+
+        separator = {built}
+        separator.freeze()
+        out = separator(torch.ones(2) * separator.rate)
+        print(out.cpu().detach().numpy())
+    """})
+    assert codes(tmp_path, "evaluate.py") == []
+    write(tmp_path, {"evaluate.py": (tmp_path / "evaluate.py").read_text().replace("separator.freeze()\n", "")})
+    forget_projects()
+    assert [message[:6] for _, message in codes(tmp_path, "evaluate.py")] == ["DET102"]

@@ -582,6 +582,8 @@ class CallEvaluator:
             return Value(Flag.MODULE | (Flag.DETECTION if qualified.startswith(sem.DETECTION_MODELS) else 0))
         if qualified in sem.CHECKPOINT_LOADERS:
             return Value(Flag.MODULE_HINT)  # a model if the file calls it (`model(x)`), else a checkpoint
+        if qualified in sem.PARAMETER_FREE_LIBRARY_MODULES:  # `torchaudio.transforms.Resample(...)`
+            return Value(Flag.MODULE | Flag.FROZEN, callee=qualified.rsplit(".", 1)[-1])
         project = self.interp.project
         if project is not None and not project.values:  # computing this file's exports
             self.interp.note_outgoing(qualified, positional, keywords)

@@ -506,6 +506,8 @@ class ExpressionEvaluator:
                 return EMPTY
             if attr in sem.MODULE_BUFFERS:  # a buffer: a tensor of the module that never requires grad
                 return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
+            if base.has(Flag.FROZEN):  # a frozen module's parameters and submodules: frozen too
+                return Value(Flag.MODULE | Flag.TENSOR | Flag.FROZEN, origin=f"attribute '{attr}'").with_device_of(base)
             parameter = Value(Flag.MODULE | Flag.TENSOR | Flag.GRAD, origin=f"parameter '{attr}'")
             return parameter.with_device_of(base)
         if base.flags in (Flag.UNKNOWN_ARG, Flag.UNKNOWN_OBJECT):

@@ -89,6 +89,39 @@ def call_freeze(call: cst.Call) -> tuple[str, bool] | None:
     return root, isinstance(func.value, cst.Name) and value is False
 
 
+def freezes_self(node: cst.FunctionDef) -> bool:
+    """A method whose body, at its top, freezes its own module (`for p in self.parameters():
+    p.requires_grad = False`, `self.requires_grad_(False)`) and nothing in it thaws it: calling
+    it freezes the instance, as those statements freeze a name."""
+    if any(_may_thaw(inner) for inner in descendants(node.body)):
+        return False
+    froze = False
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        found: tuple[str, bool] | None = None
+        if isinstance(statement, cst.For):
+            found = loop_freeze(statement)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    found = call_freeze(small.value) or found
+        if found is not None and found[0] == "self":
+            if not found[1]:
+                return False
+            froze = True
+    return froze
+
+
+def _may_thaw(node: cst.CSTNode) -> bool:
+    """`x.requires_grad = <not False>` or `x.requires_grad_(<not False>)` anywhere."""
+    if isinstance(node, cst.Assign):
+        return any(isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad"
+                   for target in node.targets) and literal_bool(node.value) is not False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        return not node.args or literal_bool(node.args[0].value) is not False
+    return False
+
+
 def _iterated_owner(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
             and iterable.func.attr.value in PARAMETER_ITERATORS):

@@ -53,8 +53,25 @@ def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tup
         return None
     name, classes = parts
     candidates = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-    found = _instance_of([imports.resolve(c) or dotted(c) or "" for c in candidates])
+    found = _instance_of([_class_named(c, imports) for c in candidates])
     return None if found is None else (name, found)
+
+
+# Builtin types an isinstance test names (none is a tensor).
+_BUILTIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "int", "float", "complex", "bool",
+                            "str", "bytes", "bytearray", "range", "slice", "type", "object"})
+
+
+def _class_named(node: cst.BaseExpression, imports: ImportTable) -> str:
+    """The dotted name of a class an isinstance test names, "" where the file cannot tell: a bare
+    name that is no import, builtin or top-level class of the file is a parameter or a variable
+    (`isinstance(m, norm_layer)` with `norm_layer=nn.BatchNorm2d`)."""
+    resolved = imports.resolve(node)
+    if resolved is not None:
+        return resolved
+    if isinstance(node, cst.Name):
+        return node.value if node.value in _BUILTIN_TYPES or node.value in imports.classes else ""
+    return dotted(node) or ""
 
 
 def _instance_of(qualified: list[str]) -> Value | None:
@@ -76,21 +93,30 @@ def exact_type_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tupl
     """What an exact type test says (in the body, in the other branch): where `type(x) is C`,
     `type(x) == C` or `type(x).__name__ == "C"` holds, x is an instance of C (a NumPy array is no
     tensor); where `!=` / `is not` holds nothing is known. `not (...)` swaps the two."""
-    negated = False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, not negated
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    comparison = _single_comparison(test, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot))
+    if comparison is None:
         return [], []
-    operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
-    if not isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
-        return [], []
-    found = _exact_type(test.left, other, imports) or _exact_type(other, test.left, imports)
+    left, operator, other, negated = comparison
+    found = _exact_type(left, other, imports) or _exact_type(other, left, imports)
     if found is None:
         return [], []
     name, known = found
     narrowing: list[Narrowing] = [(name, partial(_become, known))]
     holds_in_body = isinstance(operator, (cst.Equal, cst.Is)) != negated
     return (narrowing, []) if holds_in_body else ([], narrowing)
+
+
+def _single_comparison(test: cst.BaseExpression, operators: tuple[type[cst.BaseCompOp], ...],
+                       ) -> tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression, bool] | None:
+    """(left, operator, right, negated) of `a OP b` under any number of `not`s, for one of
+    ``operators``; None for anything else (a chain `a < b < c` included)."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
+    return (test.left, operator, other, negated) if isinstance(operator, operators) else None
 
 
 def _exact_type(subject: cst.BaseExpression, other: cst.BaseExpression,
@@ -196,17 +222,13 @@ def dtype_narrowing(test: cst.BaseExpression, imports: ImportTable) -> tuple[lis
     same for a dtype held by a name (`if dt is torch.float16:`), for `!=`, `is not`, `in (...)`,
     `not in (...)` and `not (...)`: the usual shape of a bfloat16 fix (`if x.dtype ==
     torch.bfloat16: x = x.float()`, or an early return) leaves no bfloat16 behind it."""
-    negated = False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, not negated
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    comparison = _single_comparison(test, (*_MATCHING, *_NOT_MATCHING))
+    if comparison is None:
         return [], []
-    operator, other = test.comparisons[0].operator, test.comparisons[0].comparator
-    if not isinstance(operator, (*_MATCHING, *_NOT_MATCHING)):
-        return [], []
-    subject, named = _dtype_subject(test.left), _named_dtypes(other, operator, imports)
+    left, operator, other, negated = comparison
+    subject, named = _dtype_subject(left), _named_dtypes(other, operator, imports)
     if subject is None and not isinstance(operator, (cst.In, cst.NotIn)):  # `torch.bfloat16 == x.dtype`
-        subject, named = _dtype_subject(other), _named_dtypes(test.left, operator, imports)
+        subject, named = _dtype_subject(other), _named_dtypes(left, operator, imports)
     if subject is None or named is None:
         return [], []
     name, of_tensor = subject

@@ -149,6 +149,7 @@ class ImportTable:
         self._places: dict[cst.CSTNode, Place] | None = None
         self._bindings: list[ImportBinding] = []
         self.star = False  # a `from X import *`: its names come from the project (add_star_names)
+        self.classes: set[str] = set()  # the file's top-level classes
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
@@ -159,7 +160,39 @@ class ImportTable:
                     table._add_import(small)
                 elif isinstance(small, cst.ImportFrom):
                     table._add_import_from(small)
+        table._add_module_aliases(module)
         return table
+
+    def _add_module_aliases(self, module: cst.Module) -> None:
+        """`BatchNorm2d = nn.BatchNorm2d` at the top of the file, the name's only binding in it: the
+        name is the imported one (`isinstance(m, BatchNorm2d)`, `BatchNorm2d(64)`). And the file's
+        top-level classes (`self.classes`), which guards tell from parameters and variables."""
+        candidates: dict[str, cst.Name | cst.Attribute] = {}
+        for statement in module.body:
+            if isinstance(statement, cst.ClassDef):
+                self.classes.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                            and isinstance(small.targets[0].target, cst.Name)
+                            and isinstance(small.value, (cst.Name, cst.Attribute))):
+                        candidates[small.targets[0].target.value] = small.value
+        if not candidates:
+            return
+        bindings: dict[str, int] = {}
+        for line in iter_simple_statements(module.body):  # every assignment, at any depth
+            for small in line.body:
+                targets = ([target.target for target in small.targets] if isinstance(small, cst.Assign)
+                           else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+                for target in targets:
+                    if isinstance(target, cst.Name) and target.value in candidates:
+                        bindings[target.value] = bindings.get(target.value, 0) + 1
+        for name, value in candidates.items():
+            if bindings.get(name) == 1 and name not in self.aliases and name not in self.relative \
+                    and name not in self.classes:
+                resolved = self.resolve(value)
+                if resolved is not None:
+                    self.aliases[name] = resolved
 
     def add_star_names(self, names: dict[str, str]) -> None:
         """Names `from X import *` binds (ProjectView.star_names), where no import of the file binds

@@ -63,7 +63,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "7"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "8"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -192,6 +192,7 @@ class _Summariser(ast.NodeVisitor):
         self.functions: dict[str, list[str]] = {}  # "f" / "C.m" -> its decorators, as references
         self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
         self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
+        self.freezing: list[str] = []  # methods that set requires_grad=False on all of `self`'s parameters
         self.calls: list[list[Any]] = []  # [caller unit, callee reference, kind, contexts]
         self.escaped: set[str] = set()  # references read other than by a call (callbacks)
         self.unit = ""  # the function being walked ("" for module code)
@@ -326,6 +327,8 @@ class _Summariser(ast.NodeVisitor):
         self.depth -= 1
         if top and self.returns and all(self._gives_grad_free(ret) for ret in self.returns):
             self.grad_free_returns.append(name)
+        if top and self.cls is not None and _freezes_self(node):
+            self.freezing.append(name)
         self.unit, self.contexts, self.bound, self.assigned, self.returns = saved
 
     def _names_grad_off(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -436,7 +439,52 @@ class _Summariser(ast.NodeVisitor):
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
-                "star_imports": self.star_imports}
+                "star_imports": self.star_imports, "freezing": self.freezing}
+
+
+def _freezes_self(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method whose body, at its top, freezes its module and never thaws anything: `for p in
+    self.parameters(): p.requires_grad = False` (open-unmix's `Separator.freeze`), or
+    `self.requires_grad_(False)` (freezing.py reads the same shapes in libcst's tree)."""
+    text = ast.unparse(node)
+    if "requires_grad = True" in text or "requires_grad_(True)" in text or "requires_grad_()" in text:
+        return False
+    for statement in node.body:
+        if isinstance(statement, ast.For) and _iterates_own_parameters(statement.iter):
+            target = statement.target
+            parameter = (target.id if isinstance(target, ast.Name) else target.elts[1].id
+                         if isinstance(target, ast.Tuple) and len(target.elts) == 2
+                         and isinstance(target.elts[1], ast.Name) else None)
+            if any(_requires_grad_setting(inner, parameter) is False for inner in statement.body):
+                return True
+        elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+              and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "requires_grad_"
+              and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id == "self"
+              and _requires_grad_setting(statement, "self") is False):
+            return True
+    return False
+
+
+def _iterates_own_parameters(iterable: ast.expr) -> bool:
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("parameters", "named_parameters")
+            and isinstance(iterable.func.value, ast.Name) and iterable.func.value.id == "self")
+
+
+def _requires_grad_setting(statement: ast.stmt, parameter: str | None) -> bool | None:
+    """False/True for `p.requires_grad = False/True` (or `p.requires_grad_(...)`) of the loop's
+    parameter; None for any other statement."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if (isinstance(target, ast.Attribute) and target.attr == "requires_grad" and isinstance(target.value, ast.Name)
+                and target.value.id == parameter and isinstance(statement.value, ast.Constant)):
+            return bool(statement.value.value)
+    if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "requires_grad_"
+            and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id == parameter):
+        args = statement.value.args
+        return bool(args[0].value) if args and isinstance(args[0], ast.Constant) else True
+    return None
 
 
 def _names_a_gpu(value: ast.expr) -> bool:
@@ -1085,6 +1133,24 @@ class ProjectView:
             return None
         found = self.project.exported(self.path, qualified, "returns")
         return None if found is None else decode(found[1], f"value returned by {qualified.rsplit('.', 1)[-1]}()")
+
+    @recorded
+    def method_freezes(self, qualified: str | None, name: str) -> bool:
+        """Whether `model.name()` freezes `model` (sets requires_grad=False on all its parameters,
+        `_freezes_self`): the method of the project class `qualified`, or, for a module of a class
+        the file cannot tell (None), every project module class's method of that name."""
+        if qualified is None:
+            owners = self.project.module_methods(name)
+        else:
+            cls = self.project.definition(self.path, qualified)
+            owners = None if cls is None else ((cls[0], f"{cls[1]}.{name}"),)
+        if not owners:
+            return False
+        for path, unit in owners:
+            summary = self.project.summary(path)
+            if summary is None or unit not in summary.get("freezing", ()):
+                return False
+        return True
 
     @recorded
     def module_method_returns(self, name: str) -> Value | None:

@@ -116,6 +116,18 @@ CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.serialization.load"})
 # timm/torchvision-style libraries (not installed here); tokenizers and configs share the name, so
 # the class's own name decides (see pretrained_gives_model).
 PRETRAINED_LOADERS = frozenset({"from_pretrained"})
+# Library modules that hold no parameter (buffers at most): their output requires grad only
+# through their input. torchaudio's transforms, read in torchaudio 2.11.0's source
+# (`transforms/_transforms.py`, `_multi_channel.py`: `register_buffer` only; not run: no
+# torchaudio build here matches the local torch); PitchShift is left out (a lazy kernel
+# parameter).
+PARAMETER_FREE_LIBRARY_MODULES = frozenset(
+    f"torchaudio.transforms.{name}" for name in """AddNoise AmplitudeToDB ComputeDeltas Convolve Deemphasis
+    Fade FFTConvolve FrequencyMasking GriffinLim InverseMelScale InverseSpectrogram LFCC Loudness MFCC MVDR
+    MelScale MelSpectrogram MuLawDecoding MuLawEncoding PSD Preemphasis RNNTLoss RTFMVDR Resample
+    SlidingWindowCmn SoudenMVDR SpecAugment SpectralCentroid Spectrogram Speed SpeedPerturbation
+    TimeMasking TimeStretch Vad Vol""".split()
+)
 PRETRAINED_NON_MODELS = ("Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor", "Scheduler")
 
 

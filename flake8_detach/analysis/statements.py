@@ -15,10 +15,12 @@ import libcst as cst
 
 from . import dtypes as dt
 from . import semantics as sem
+from .exports import ForeignClass
 from .expressions import constant_key
 from .freezing import (
     WEIGHT_ONLY_MODULES,
     call_freeze,
+    freezes_self,
     is_module_base,
     loop_freeze,
     root_name,
@@ -430,8 +432,35 @@ class StatementExecutor:
     def _exec_expr(self, node: cst.Expr, env: Env) -> None:
         self.interp.eval(node.value, env)
         freeze = call_freeze(node.value) if isinstance(node.value, cst.Call) else None
+        if freeze is None and isinstance(node.value, cst.Call):
+            freeze = self._method_freeze(node.value, env)
         if freeze is not None:
             self._set_frozen(*freeze, env)
+
+    def _method_freeze(self, call: cst.Call, env: Env) -> tuple[str, bool] | None:
+        """`separator.freeze()` where that method freezes its module (freezing.freezes_self, or the
+        project's summaries for a class of another file, or every project module class's method
+        of the name for a model whose class the file cannot tell): the name's module is frozen."""
+        func = call.func
+        if call.args or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        receiver = env.lookup(func.value.value)
+        if receiver is None or not receiver.has(Flag.MODULE):
+            return None
+        method = func.attr.value
+        owner = receiver.callee
+        if isinstance(owner, ClassInfo):
+            info = owner.method(method)
+            frozen = info is not None and isinstance(info.node, cst.FunctionDef) and freezes_self(info.node)
+        elif self.interp.project is None or not self.interp.project.values:
+            return None
+        elif isinstance(owner, ForeignClass):
+            frozen = self.interp.project.method_freezes(owner.qualified, method)
+        elif owner is None:
+            frozen = self.interp.project.method_freezes(None, method)
+        else:
+            return None
+        return (func.value.value, True) if frozen else None
 
     def _exec_assert(self, node: cst.Assert, env: Env) -> None:
         self.interp.eval(node.test, env)
