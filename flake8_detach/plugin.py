@@ -53,9 +53,10 @@ def _on_disk(filename: str) -> bool:
     return filename not in ("stdin", "-") and os.path.isfile(filename)
 
 
-def _place(filename: str) -> Any:
-    """The engine's Place of the file flake8 names, or None for standard input."""
-    if not _on_disk(filename):
+def _place(filename: str, on_disk: bool) -> Any:
+    """The engine's Place of the file flake8 names (``on_disk``: `_on_disk(filename)`), or None
+    for standard input."""
+    if not on_disk:
         return None
     from .place import Place
 
@@ -166,9 +167,10 @@ class DetachPlugin:
         # from them, never from disk, is what makes `flake8 -` and editors' buffers work.
         source = "".join(self.lines)
         try:
-            if not worth_analysing(source, self.settings, self.tree, in_project=_on_disk(self.filename)):
+            on_disk = _on_disk(self.filename)
+            if not worth_analysing(source, self.settings, self.tree, in_project=on_disk):
                 return
-            place = _place(self.filename)
+            place = _place(self.filename, on_disk)
             data = source.encode("utf-8", "surrogatepass") if place is not None else b""
             entry = _cache_entry(data, place, self.settings)
             if entry is not None:

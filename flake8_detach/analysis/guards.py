@@ -131,7 +131,7 @@ def _exact_type(subject: cst.BaseExpression, other: cst.BaseExpression,
         class_name = string_value(other) if isinstance(other, cst.SimpleString) else None
         qualified = class_name if isinstance(class_name, str) and class_name.isidentifier() else None
     else:
-        qualified = imports.resolve(other) or dotted(other)
+        qualified = _class_named(other, imports)
     found = _instance_of([qualified]) if qualified else None
     return None if found is None else (call.args[0].value.value, found)
 

@@ -154,19 +154,23 @@ class ImportTable:
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
         table = cls(module)
+        assigned: dict[str, int] = {}  # how often each name is assigned, anywhere in the file
         for statement in iter_simple_statements(module.body):
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     table._add_import(small)
                 elif isinstance(small, cst.ImportFrom):
                     table._add_import_from(small)
-        table._add_module_aliases(module)
+                else:
+                    _count_assigned(small, assigned)
+        table._add_module_aliases(module, assigned)
         return table
 
-    def _add_module_aliases(self, module: cst.Module) -> None:
-        """`BatchNorm2d = nn.BatchNorm2d` at the top of the file, the name's only binding in it: the
-        name is the imported one (`isinstance(m, BatchNorm2d)`, `BatchNorm2d(64)`). And the file's
-        top-level classes (`self.classes`), which guards tell from parameters and variables."""
+    def _add_module_aliases(self, module: cst.Module, assigned: dict[str, int]) -> None:
+        """`BatchNorm2d = nn.BatchNorm2d` at the top of the file, the name's only binding in it
+        (``assigned``): the name is the imported one (`isinstance(m, BatchNorm2d)`, `BatchNorm2d(64)`).
+        And the file's top-level classes (`self.classes`), which guards tell from parameters and
+        variables."""
         candidates: dict[str, cst.Name | cst.Attribute] = {}
         for statement in module.body:
             if isinstance(statement, cst.ClassDef):
@@ -177,18 +181,8 @@ class ImportTable:
                             and isinstance(small.targets[0].target, cst.Name)
                             and isinstance(small.value, (cst.Name, cst.Attribute))):
                         candidates[small.targets[0].target.value] = small.value
-        if not candidates:
-            return
-        bindings: dict[str, int] = {}
-        for line in iter_simple_statements(module.body):  # every assignment, at any depth
-            for small in line.body:
-                targets = ([target.target for target in small.targets] if isinstance(small, cst.Assign)
-                           else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
-                for target in targets:
-                    if isinstance(target, cst.Name) and target.value in candidates:
-                        bindings[target.value] = bindings.get(target.value, 0) + 1
         for name, value in candidates.items():
-            if bindings.get(name) == 1 and name not in self.aliases and name not in self.relative \
+            if assigned.get(name) == 1 and name not in self.aliases and name not in self.relative \
                     and name not in self.classes:
                 resolved = self.resolve(value)
                 if resolved is not None:
@@ -297,6 +291,15 @@ class ImportTable:
             base = self.resolve(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
         return None
+
+
+def _count_assigned(small: cst.BaseSmallStatement, assigned: dict[str, int]) -> None:
+    """Count the plain names an assignment statement binds (`x = ...`, `x: T = ...`, `x += ...`)."""
+    targets = ([target.target for target in small.targets] if isinstance(small, cst.Assign)
+               else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else [])
+    for target in targets:
+        if isinstance(target, cst.Name):
+            assigned[target.value] = assigned.get(target.value, 0) + 1
 
 
 def _imported_names(node: cst.ImportFrom) -> Iterator[tuple[str, str]]:

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -63,7 +64,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "8"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "9"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -205,7 +206,8 @@ class _Summariser(ast.NodeVisitor):
         self.params: dict[str, list[str]] = {}  # "f" / "C.m" -> its positional parameter names
         self.depth = 0  # nesting of function definitions
         self.mentions_grad_off = True  # the text names no_grad or inference_mode somewhere
-        self.lines: list[str] = []  # the text's lines, for the grad-off test's text check
+        self.mentions_requires_grad = False  # the text says requires_grad somewhere (a freeze may be there)
+        self.lines: list[str] = []  # the text's lines, for the grad-off and freeze tests' text checks
         self.devices: list[str] = []  # module-level names bound to a device that may be a GPU
         self.returns: list[ast.Return] | None = None  # the `return`s of the top-level unit walked
         # One lookup per node instead of NodeVisitor's name-built getattr (most of the walk's time).
@@ -327,9 +329,26 @@ class _Summariser(ast.NodeVisitor):
         self.depth -= 1
         if top and self.returns and all(self._gives_grad_free(ret) for ret in self.returns):
             self.grad_free_returns.append(name)
-        if top and self.cls is not None and _freezes_self(node):
+        if top and self.cls is not None and self.mentions_requires_grad and self._freezes_self(node):
             self.freezing.append(name)
         self.unit, self.contexts, self.bound, self.assigned, self.returns = saved
+
+    def _freezes_self(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether calling the method freezes its module: the analysis's own test
+        (freezing.freezes_self) on libcst's parse of the method's text, for a method that says
+        `requires_grad` (open-unmix's `Separator.freeze`); others are not parsed again."""
+        text = "".join(self.lines[node.lineno - 1:node.end_lineno or node.lineno])
+        if "requires_grad" not in text:
+            return False
+        import libcst as cst
+
+        from .freezing import freezes_self
+
+        try:
+            parsed = cst.parse_statement(textwrap.dedent(text))
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            return False
+        return isinstance(parsed, cst.FunctionDef) and freezes_self(parsed)
 
     def _names_grad_off(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function's text (its decorators included) spells `no_grad` or
@@ -442,51 +461,6 @@ class _Summariser(ast.NodeVisitor):
                 "star_imports": self.star_imports, "freezing": self.freezing}
 
 
-def _freezes_self(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A method whose body, at its top, freezes its module and never thaws anything: `for p in
-    self.parameters(): p.requires_grad = False` (open-unmix's `Separator.freeze`), or
-    `self.requires_grad_(False)` (freezing.py reads the same shapes in libcst's tree)."""
-    text = ast.unparse(node)
-    if "requires_grad = True" in text or "requires_grad_(True)" in text or "requires_grad_()" in text:
-        return False
-    for statement in node.body:
-        if isinstance(statement, ast.For) and _iterates_own_parameters(statement.iter):
-            target = statement.target
-            parameter = (target.id if isinstance(target, ast.Name) else target.elts[1].id
-                         if isinstance(target, ast.Tuple) and len(target.elts) == 2
-                         and isinstance(target.elts[1], ast.Name) else None)
-            if any(_requires_grad_setting(inner, parameter) is False for inner in statement.body):
-                return True
-        elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-              and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "requires_grad_"
-              and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id == "self"
-              and _requires_grad_setting(statement, "self") is False):
-            return True
-    return False
-
-
-def _iterates_own_parameters(iterable: ast.expr) -> bool:
-    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
-            and iterable.func.attr in ("parameters", "named_parameters")
-            and isinstance(iterable.func.value, ast.Name) and iterable.func.value.id == "self")
-
-
-def _requires_grad_setting(statement: ast.stmt, parameter: str | None) -> bool | None:
-    """False/True for `p.requires_grad = False/True` (or `p.requires_grad_(...)`) of the loop's
-    parameter; None for any other statement."""
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        target = statement.targets[0]
-        if (isinstance(target, ast.Attribute) and target.attr == "requires_grad" and isinstance(target.value, ast.Name)
-                and target.value.id == parameter and isinstance(statement.value, ast.Constant)):
-            return bool(statement.value.value)
-    if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "requires_grad_"
-            and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id == parameter):
-        args = statement.value.args
-        return bool(args[0].value) if args and isinstance(args[0], ast.Constant) else True
-    return None
-
-
 def _names_a_gpu(value: ast.expr) -> bool:
     """A module-level device constant that may be a GPU: `"cuda"`, `torch.device("cuda:0")`,
     `torch.device("cuda" if torch.cuda.is_available() else "cpu")` (a string naming cuda or mps
@@ -565,7 +539,8 @@ def summarise(source: str | bytes) -> dict[str, Any] | None:
     walker = _Summariser()
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
     walker.mentions_grad_off = "no_grad" in text or "inference_mode" in text
-    if walker.mentions_grad_off:
+    walker.mentions_requires_grad = "requires_grad" in text
+    if walker.mentions_grad_off or walker.mentions_requires_grad:
         walker.lines = text.splitlines(keepends=True)
     walker.collect_top_level(tree)
     try:
@@ -1137,7 +1112,7 @@ class ProjectView:
     @recorded
     def method_freezes(self, qualified: str | None, name: str) -> bool:
         """Whether `model.name()` freezes `model` (sets requires_grad=False on all its parameters,
-        `_freezes_self`): the method of the project class `qualified`, or, for a module of a class
+        `_Summariser._freezes_self`): the method of the project class `qualified`, or, for a module of a class
         the file cannot tell (None), every project module class's method of that name."""
         if qualified is None:
             owners = self.project.module_methods(name)
