@@ -48,6 +48,10 @@ FROZEN = {
         model.requires_grad_(False)
         model(x).numpy()
         """,
+    "requires_grad_(False) in the expression that builds it": """
+        model = nn.Linear(3, 3).requires_grad_(requires_grad=False)
+        model(x).numpy()
+        """,
     "frozen in a loader function": """
         def load():
             model = nn.Linear(3, 3)
@@ -108,6 +112,10 @@ FROZEN = {
 }
 
 THAWED = {
+    "thawed in the expression that builds it": """
+        model = nn.Linear(3, 3).requires_grad_(False).requires_grad_()
+        model(x).numpy()  # flagged
+        """,
     "a new head after the freeze (transfer learning)": """
         model = nn.Sequential(nn.Linear(3, 3))
         for p in model.parameters():

@@ -1081,3 +1081,73 @@ def test_a_freezing_method_of_another_files_class_freezes_the_model(tmp_path: Pa
     write(tmp_path, {"evaluate.py": (tmp_path / "evaluate.py").read_text().replace("separator.freeze()\n", "")})
     forget_projects()
     assert [message[:6] for _, message in codes(tmp_path, "evaluate.py")] == ["DET102"]
+
+
+BASE_TRAINER = """
+    class BaseTrainer:
+        def __init__(self, config, model, criterion):
+            self.config = config
+            self.model = model
+            self.criterion = criterion
+"""
+
+
+@pytest.mark.parametrize("call", ["super(Trainer, self).__init__(config, model, criterion)",
+                                  "super().__init__(config, model=model, criterion=criterion)",
+                                  "BaseTrainer.__init__(self, config, model, criterion)"])
+def test_fields_a_base_class_of_another_file_stores_from_its_constructor(tmp_path: Path, call: str) -> None:
+    """DBNet's trainer: `self.model = model` in `BaseTrainer.__init__` (base/base_trainer.py, a
+    file without torch), reached by `super().__init__(config, model, criterion)` in a subclass of
+    another file, which the script constructs with a module: `self.model(x)` requires grad there."""
+    write(tmp_path, {"setup.py": "", "base/__init__.py": "", "base/base_trainer.py": BASE_TRAINER,
+                     "trainer.py": f"""
+        import torch
+        from base.base_trainer import BaseTrainer
+
+
+        class Trainer(BaseTrainer):
+            def __init__(self, config, model, criterion):
+                {call}
+                self.inputs = torch.ones(2, 3)
+
+            def train_epoch(self):
+                preds = self.model(self.inputs)
+                return preds.numpy()
+    """, "train.py": """
+        import torch
+        from torch import nn
+
+        from trainer import Trainer
+
+        trainer = Trainer({}, nn.Linear(3, 1), nn.MSELoss())
+        print(trainer.train_epoch())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "trainer.py")] == [(12, "DET101")]
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+    # The safe twin: the script passes a frozen model; the field holds what the call passes.
+    write(tmp_path, {"train.py": (tmp_path / "train.py").read_text().replace(
+        "nn.Linear(3, 1)", "nn.Linear(3, 1).requires_grad_(False)")})
+    forget_projects()
+    assert codes(tmp_path, "trainer.py") == []
+    assert run_script(tmp_path, "train.py").returncode == 0
+
+
+def test_fields_an_instance_of_another_files_class_gets_from_its_constructor(tmp_path: Path) -> None:
+    """`BaseTrainer({}, net, loss).model(x)`: the constructor of another file's class stores the
+    module this file passes in `self.model`, so the instance's field is that module here."""
+    write(tmp_path, {"setup.py": "", "base_trainer.py": BASE_TRAINER, "train.py": """
+        import torch
+        from torch import nn
+
+        from base_trainer import BaseTrainer
+
+        trainer = BaseTrainer({}, nn.Linear(3, 1), nn.MSELoss())
+        out = trainer.model(torch.ones(3))
+        print(out.numpy())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "train.py")] == [(8, "DET101")]
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+    write(tmp_path, {"train.py": (tmp_path / "train.py").read_text().replace("nn.Linear(3, 1)", "nn.ReLU()")})
+    forget_projects()
+    assert codes(tmp_path, "train.py") == []
+    assert run_script(tmp_path, "train.py").returncode == 0

@@ -11,7 +11,7 @@ Where each concern lives:
   walker per kind of node), :mod:`.guards` (what tests and contexts tell), :mod:`.freezing`
   (modules whose parameters were set ``requires_grad=False``; those with none, such as
   ``nn.ReLU()`` or a loss, are frozen from the start in :mod:`.calls`), :mod:`.aliases` (names sharing
-  storage, DET105);
+  storage, DET105), :mod:`.versions` (tests of ``torch.__version__``: the branch a current torch runs);
 - :mod:`.summaries`: a function's summary per calling context and the worklist that re-runs
   whatever read a summary that grew, to a fixed point;
 - :mod:`.heap`: containers and objects named by the node that made them;

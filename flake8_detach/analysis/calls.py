@@ -83,6 +83,11 @@ class CallEvaluator:
         if qualified in self.interp.converting_functions or written in self.interp.converting_functions:
             self.facts.converting_calls.append(ConvertingCall(node, written or str(qualified), "convert"))
         if qualified is not None:
+            if isinstance(func, cst.Attribute) and env.cls is not None and env.self_name is not None and positional:
+                owner = qualified.rpartition(".")[0]
+                if owner in env.cls.foreign_bases and _names(node.args[0].value, env.self_name):
+                    # `Configured.__init__(self, config)`: the base's method on this object, as `super()`'s
+                    self._store_foreign_fields(env.cls, func.attr.value, positional[1:], keywords)
             self.facts.values[func] = EMPTY
             self.interp.locate(func)
             if isinstance(func, cst.Attribute):
@@ -102,6 +107,8 @@ class CallEvaluator:
             base_method = self._super_method(func.value, method, env)
             if base_method is not None:  # `super().__init__(t)`: the base class's method, on this object
                 return self.interp.grad_mode_result(self._call_defined(base_method, node, positional, keywords))
+            if _is_super(func.value, env) and env.cls is not None and env.cls.foreign_bases:
+                self._store_foreign_fields(env.cls, method, positional, keywords)
             if isinstance(func.value, cst.Name):
                 if sem.writes_in_place(method):
                     self.interp.aliases.note_write(func.value, env)
@@ -192,8 +199,7 @@ class CallEvaluator:
 
     def _super_method(self, receiver: cst.BaseExpression, method: str, env: Env) -> FunctionInfo | None:
         """`super().m` in a method of a class whose base (of this file) defines `m`."""
-        if not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
-                and env.lookup("super") is None):
+        if not _is_super(receiver, env):
             return None
         current = self.interp.current_function
         cls = current.cls if current is not None else None
@@ -202,6 +208,16 @@ class CallEvaluator:
             if found is not None:
                 return found
         return None
+
+    def _store_foreign_fields(self, cls: ClassInfo, method: str, positional: list[Value],
+                              keywords: dict[str, Value]) -> None:
+        """`super().__init__(config, model)` where the base class is another project file's and
+        stores its parameters in fields (`self.model = model`): this class's fields hold what this
+        call passes, joined with what that file's export says they hold otherwise (less "from an
+        unknown caller": the caller is this call)."""
+        for field, value in self.interp.fields_stored_by(cls.foreign_bases, method, positional, keywords):
+            exported = self.interp.foreign_member(cls, field, "fields") or EMPTY
+            self.interp.summaries.write_field(cls, field, exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(value))
 
     def _foreign_call(self, owner: ClassInfo | ForeignClass, method: str, node: cst.Call,
                       positional: list[Value], keywords: dict[str, Value], receiver: Value = EMPTY) -> Value | None:
@@ -610,6 +626,9 @@ class CallEvaluator:
                 kept = next(iter(self.interp.heap.allocate(node.func, EMPTY).objs))
                 instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified, kept)))
                 self._keep_passed(instance, positional, keywords)
+                for field, value in self.interp.fields_stored_by((qualified,), "__init__", positional, keywords):
+                    old = self.interp.constructed_fields.get((kept, field), EMPTY)
+                    self.interp.constructed_fields[(kept, field)] = old.merge(value)
                 return instance
             returned = project.returns_of(qualified)
             if returned is not None:  # a function of another project file
@@ -772,7 +791,7 @@ class CallEvaluator:
             # took for a module (an item of a container it does not know), of unknown grad.
             receiver = Value(Flag.TENSOR, origin=receiver.origin).with_device_of(receiver)
         if receiver.has(Flag.MODULE):
-            return self._module_method(receiver, method, positional, keywords, receiver_name, env)
+            return self._module_method(receiver, method, node, positional, keywords, receiver_name, env)
         if receiver.objs and not receiver.is_tensor_like and method in CONTAINER_WRITES:
             stored = self._write_container(receiver, method, node, positional, keywords)
             if stored is not None:
@@ -991,10 +1010,13 @@ class CallEvaluator:
             env.vars[receiver_name] = found
         return found
 
-    def _module_method(self, receiver: Value, method: str, positional: list[Value],
+    def _module_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                        keywords: dict[str, Value], receiver_name: str | None, env: Env) -> Value:
         if method in sem.MODULE_SELF_METHODS:
             moved = receiver
+            if method == "requires_grad_":  # `nn.Linear(3, 1).requires_grad_(False)`: the module, frozen
+                frozen = keyword_is_false(node, None) or keyword_is_false(node, "requires_grad")
+                moved = receiver.with_flags(add=Flag.FROZEN) if frozen else receiver.with_flags(remove=Flag.FROZEN)
             if method == "cuda":
                 moved = receiver.moved_to_device()
             elif method == "cpu":
@@ -1188,6 +1210,16 @@ def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bo
 def _module_call_signature(method: str, node: cst.Call) -> bool:
     """`model.eval()` takes no argument (`df.eval("a + b")` is pandas); the others are as written."""
     return not (method == "eval" and node.args)
+
+
+def _names(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _is_super(receiver: cst.BaseExpression, env: Env) -> bool:
+    """`super()` or `super(C, self)`, the builtin (no local name `super`)."""
+    return (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+            and env.lookup("super") is None)
 
 
 def _used_as_submodule(cls: ClassInfo, known: Value, positional: list[Value]) -> bool:

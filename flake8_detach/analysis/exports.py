@@ -21,10 +21,11 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "9"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "10"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
+# FROZEN is a must-fact (every joined module frozen): joins of encodings go through `join_encoded`.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
-        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION)
+        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION | Flag.FROZEN)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,20 @@ def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
     if depth and value.items is not None and len(value.items) <= MAX_ITEMS:
         encoded.append([encode(item, depth - 1) for item in value.items])
     return encoded
+
+
+def join_encoded(old: list[int] | None, new: list[int]) -> list[int]:
+    """The flags and element flags of two encodings joined as Value.merge joins them: "may" facts
+    by union, "frozen" only where every module joined is (a frozen model here, a trained one there)."""
+    if old is None:
+        return [new[0], new[1]]
+    return [_join_flags(old[0], new[0]), _join_flags(old[1], new[1])]
+
+
+def _join_flags(old: int, new: int) -> int:
+    joined = old | new
+    thawed = any(flags & Flag.MODULE and not flags & Flag.FROZEN for flags in (old, new))
+    return joined & ~Flag.FROZEN if thawed else joined
 
 
 def decode(encoded: Any, origin: str) -> Value | None:

@@ -43,7 +43,7 @@ module's own statements, until no summary that something read grows.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -126,6 +126,9 @@ class Interpreter:
         # While computing exports: what this file passes to other project files' functions
         # (their export key -> parameter index or keyword -> the join of the values passed).
         self.outgoing: dict[str, dict[str, Value]] = {}
+        # (kept site of an instance of another file's class, field) -> what its constructor stored
+        # there from this file's arguments (`Trainer(model=net).model`: fields_stored_by)
+        self.constructed_fields: dict[tuple[int, str], Value] = {}
         self.current_function: FunctionInfo | None = None
         self.depth = 0
         self.top = -1  # index of the module statement being interpreted
@@ -349,15 +352,42 @@ class Interpreter:
 
     def foreign_member(self, owner: ClassInfo | ForeignClass, name: str, table: str) -> Value | None:
         """A member of a class of another project file, or one a class of this file inherits from
-        such a class: a method's return value ("returns") or a field ("fields")."""
+        such a class: a method's return value ("returns") or a field ("fields"); for an instance
+        this file made, a field holds what its constructor stored from the call's arguments too."""
         project = self.project
         if project is None or not project.values:
             return None
+        if isinstance(owner, ForeignClass) and owner.site is not None and table == "fields":
+            constructed = self.constructed_fields.get((owner.site, name))
+            if constructed is not None:
+                exported = self.foreign_member(ForeignClass(owner.qualified), name, table)
+                # Less "from an unknown caller" in the export: the constructor's caller is this file.
+                return constructed if exported is None else exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(constructed)
         for qualified in (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases:
             found = project.member(qualified, name, table)
             if found is not None:
                 return found
         return None
+
+    def fields_stored_by(self, classes: Iterable[str], method: str, positional: list[Value],
+                         keywords: dict[str, Value]) -> Iterator[tuple[str, Value]]:
+        """(field, value) for each field the method `method` of another project file's class (the
+        first of `classes` that has it) stores a parameter in, given what a call passes."""
+        project = self.project
+        if project is None or not project.values:
+            return
+        for qualified in classes:
+            found = project.parameter_fields(qualified, method)
+            if found is None:
+                continue
+            parameters, fields = found
+            bound = dict(zip(parameters, positional))
+            bound.update(keywords)
+            for field, parameter in fields.items():
+                value = bound.get(parameter)
+                if value is not None and value.flags:
+                    yield field, value
+            return
 
     def param_value(self, param: cst.Param) -> Value:
         name = param.name.value

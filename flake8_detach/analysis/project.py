@@ -45,7 +45,7 @@ from typing import Any
 
 from .callers import CallerIndex
 from .demand import definition_of
-from .exports import decode
+from .exports import decode, join_encoded
 from .values import Value
 from .witness import holds, recorded, to_data
 
@@ -64,7 +64,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "9"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "10"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -194,6 +194,8 @@ class _Summariser(ast.NodeVisitor):
         self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
         self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
         self.freezing: list[str] = []  # methods that set requires_grad=False on all of `self`'s parameters
+        # "C.m" -> {field: parameter}: `self.model = model` in a method (a base trainer's `__init__`)
+        self.param_fields: dict[str, dict[str, str]] = {}
         self.calls: list[list[Any]] = []  # [caller unit, callee reference, kind, contexts]
         self.escaped: set[str] = set()  # references read other than by a call (callbacks)
         self.unit = ""  # the function being walked ("" for module code)
@@ -331,6 +333,10 @@ class _Summariser(ast.NodeVisitor):
             self.grad_free_returns.append(name)
         if top and self.cls is not None and self.mentions_requires_grad and self._freezes_self(node):
             self.freezing.append(name)
+        if top and self.cls is not None:
+            stored = _parameter_fields(node)
+            if stored:
+                self.param_fields[name] = stored
         self.unit, self.contexts, self.bound, self.assigned, self.returns = saved
 
     def _freezes_self(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -458,7 +464,39 @@ class _Summariser(ast.NodeVisitor):
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
-                "star_imports": self.star_imports, "freezing": self.freezing}
+                "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields}
+
+
+def _parameter_fields(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """`self.model = model` in a method: field -> the parameter it stores, for a subclass in another
+    file whose `super().__init__(config, model)` says what the field holds. A field stored from
+    two parameters, or a parameter the method rebinds first, is left out (the export says what
+    the field holds otherwise)."""
+    arguments = [*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs]
+    if not arguments:
+        return {}
+    receiver, parameters = arguments[0].arg, {argument.arg for argument in arguments[1:]}
+    rebound: set[str] = set()
+    stored: dict[str, str] = {}
+    clashing: set[str] = set()
+    for node in ast.walk(method):
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets, value = [node.target], node.value
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in parameters:
+                rebound.add(target.id)
+            elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                  and target.value.id == receiver and isinstance(value, ast.Name) and value.id in parameters
+                  and not isinstance(node, ast.AugAssign)):
+                if stored.get(target.attr, value.id) != value.id:
+                    clashing.add(target.attr)
+                stored[target.attr] = value.id
+    return {field: parameter for field, parameter in stored.items()
+            if field not in clashing and parameter not in rebound}
 
 
 def _names_a_gpu(value: ast.expr) -> bool:
@@ -735,8 +773,7 @@ class Project:
             exports = self.exports(path, callers)
             passed = exports.get("outgoing", {}).get(key, {}) if exports is not None else {}
             for parameter, encoded in passed.items():
-                old = joined.get(parameter, [0, 0])
-                joined[parameter] = [old[0] | encoded[0], old[1] | encoded[1]]
+                joined[parameter] = join_encoded(joined.get(parameter), encoded)
         return joined
 
     def unit_of(self, importer: Path, dotted: str) -> Unit | None:
@@ -1152,6 +1189,33 @@ class ProjectView:
         if not self.values:
             return None
         return self._member(self.path, qualified_class, name, table, 0)
+
+    @recorded
+    def parameter_fields(self, qualified_class: str, method: str) -> tuple[list[str], dict[str, str]] | None:
+        """The method `method` of a class of another project file (or of its project bases, as
+        `_member` looks): its parameters after `self` and the fields it stores them in
+        (`_parameter_fields`); None where no project class on the way defines it."""
+        if not self.values:
+            return None
+        return self._parameter_fields(self.path, qualified_class, method, 0)
+
+    def _parameter_fields(self, importer: Path, qualified: str, method: str,
+                          depth: int) -> tuple[list[str], dict[str, str]] | None:
+        found = self.project.class_bases(importer, qualified)
+        unit = self.project.definition(importer, qualified)
+        if found is None or unit is None or depth > RE_EXPORT_HOPS:
+            return None
+        path, bases = found
+        summary = self.project.summary(path)
+        name = f"{unit[1]}.{method}"
+        if summary is not None and name in summary.get("functions", {}):
+            parameters = summary.get("params", {}).get(name, [])
+            return parameters[1:], dict(summary.get("param_fields", {}).get(name, {}))
+        for base in bases:
+            answer = self._parameter_fields(path, base, method, depth + 1)
+            if answer is not None:
+                return answer
+        return None
 
     def _member(self, importer: Path, qualified: str, name: str, table: str, depth: int) -> Value | None:
         found = self.project.class_bases(importer, qualified)

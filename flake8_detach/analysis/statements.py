@@ -37,6 +37,7 @@ from .guards import (
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import EntryRewrite, all_params, decorator_name, rewrites_every_entry
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
+from .versions import version_branch
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -154,6 +155,15 @@ class StatementExecutor:
 
     def _exec_if(self, node: cst.If, env: Env) -> None:
         self.interp.eval(node.test, env)
+        verdict = version_branch(node.test, self.imports)
+        if verdict is not None:
+            # `if torch.__version__ < "0.4":`: only one branch runs on the torch the rules speak of;
+            # the other makes no claim about runtime and binds nothing that flows on.
+            if verdict:
+                self.exec_block(node.body, env)
+            else:
+                self._exec_orelse(node.orelse, env)
+            return
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
         body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)
