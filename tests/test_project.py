@@ -1151,3 +1151,47 @@ def test_fields_an_instance_of_another_files_class_gets_from_its_constructor(tmp
     forget_projects()
     assert codes(tmp_path, "train.py") == []
     assert run_script(tmp_path, "train.py").returncode == 0
+
+
+def test_a_field_used_as_a_module_is_one_in_every_method(tmp_path: Path) -> None:
+    """DBNet's trainer: `self.model` is a constructor argument a base class of another file stores,
+    built by a factory that picks its class with `eval`, so only its use tells what it is:
+    `self.model.train()` in one method and `self.model(batch["img"])` in another make it a module,
+    and the batch a mapping whose tensors `batch[key] = value.to(device)` wrote."""
+    write(tmp_path, {"setup.py": "", "base.py": BASE_TRAINER, "models.py": """
+        from torch import nn
+
+
+        def build(name):
+            return eval(name)(3, 1)
+    """, "trainer.py": """
+        import torch
+
+        from base import BaseTrainer
+
+
+        class Trainer(BaseTrainer):
+            def __init__(self, config, model, criterion, loader):
+                super().__init__(config, model, criterion)
+                self.loader = loader
+
+            def train_epoch(self):
+                self.model.train()
+                for batch in self.loader:
+                    for key, value in batch.items():
+                        if isinstance(value, torch.Tensor):
+                            batch[key] = value.to("cpu")
+                    preds = self.model(batch["img"])
+                    print(preds.numpy(), batch["mask"].numpy())
+                    print(batch["mask"].data.sum())
+    """, "train.py": """
+        import torch
+
+        from models import build
+        from trainer import Trainer
+
+        loader = [{"img": torch.ones(2, 3), "mask": torch.zeros(2, 1), "name": "a"}]
+        Trainer({}, build("nn.Linear"), None, loader).train_epoch()
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "trainer.py")] == [(18, "DET101"), (19, "DET103")]
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr

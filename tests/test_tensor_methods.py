@@ -20,3 +20,14 @@ def test_the_table_is_torch_tensors_public_methods() -> None:
 def test_module_only_names_are_not_tensor_methods() -> None:
     assert {"detach", "numpy", "cpu", "view", "sum"} <= TENSOR_METHODS
     assert not {"inference", "predict", "encode", "parameters", "eval"} & TENSOR_METHODS
+
+
+def test_mapping_methods_are_no_tensor_module_or_array_method() -> None:
+    """`batch.items()` of an object of unknown kind makes it a mapping (analysis/calls.py): none of
+    a tensor, a module or an array has these methods."""
+    np = pytest.importorskip("numpy")
+    from flake8_detach.analysis.calls import MAPPING_METHODS
+
+    for kind in (torch.Tensor, torch.nn.Module, torch.nn.Linear, np.ndarray):
+        assert not {name for name in MAPPING_METHODS if hasattr(kind, name)}, kind
+    assert all(hasattr(dict, name) for name in MAPPING_METHODS)

@@ -778,8 +778,16 @@ class CallEvaluator:
         if method == "forward" and receiver.has(Flag.MODULE_HINT) and not receiver.has(Flag.MODULE):
             # `model = torch.load(path)` ... `model.forward(x)`: a call of the model, as `model(x)`.
             return self._call_value(receiver, positional, keywords, receiver_name, node)
-        if _may_be_a_module(receiver, receiver_name, env) and _module_call_signature(method, node):
-            receiver = self._duck_typed(receiver, method, receiver_name, env)
+        field = _self_field(node, env)
+        if (_may_be_a_module(receiver, receiver_name, env) or field is not None and _unknown(receiver)) and (
+                _module_call_signature(method, node)):
+            # `self.model.train()` ... `self.model(x)`: a field of unknown origin (a base class of
+            # another file stored a constructor argument) used as a module in any method is one
+            # in all of them, as a parameter used so is one from there on.
+            duck = self._duck_typed(receiver, method, receiver_name, env)
+            if field is not None and env.cls is not None and duck is not receiver:
+                self.interp.summaries.write_field(env.cls, field, duck)
+            receiver = duck
         elif receiver.flags in (Flag.NONE, Flag.UNKNOWN_OBJECT) and method in sem.MODULE_ONLY_METHODS - {"eval"}:
             # `self.policy_old.parameters()`: an object the file cannot see into (a field a base
             # class or a factory set), used as only an nn.Module is.
@@ -790,6 +798,12 @@ class CallEvaluator:
             # `model.table[k].detach()`: no module has the method, so this is a tensor the file
             # took for a module (an item of a container it does not know), of unknown grad.
             receiver = Value(Flag.TENSOR, origin=receiver.origin).with_device_of(receiver)
+        if method in MAPPING_METHODS and receiver_name is not None and _unknown(receiver) and (
+                not receiver.has(Flag.MODULE_HINT) and env.lookup(receiver_name) is not None):
+            # `for key, value in batch.items(): batch[key] = value.to(device)`: no tensor has
+            # `.items()`, so `batch` is a mapping (of what it held before) that item writes fill.
+            receiver = Value(Flag.CONTAINER, elem=receiver.element(), origin=receiver.origin)
+            env.vars[receiver_name] = receiver
         if receiver.has(Flag.MODULE):
             return self._module_method(receiver, method, node, positional, keywords, receiver_name, env)
         if receiver.objs and not receiver.is_tensor_like and method in CONTAINER_WRITES:
@@ -1205,6 +1219,24 @@ def _may_be_a_module(receiver: Value, receiver_name: str | None, env: Env) -> bo
         return not receiver.is_tensor_like and not receiver.has(Flag.MODULE | Flag.NOT_TENSOR)
     unknown = receiver.flags & ~(Flag.DEVICE | Flag.MODULE_HINT) == Flag.NONE
     return unknown and receiver_name is not None and env.lookup(receiver_name) is not None
+
+
+# A mapping's methods that no tensor, module or array has (torch 2.13, checked in tests/test_tensor_methods.py).
+MAPPING_METHODS = frozenset({"items", "keys", "setdefault", "popitem"})
+
+
+def _self_field(call: cst.Call, env: Env) -> str | None:
+    """`model` in `self.model.train()` (a method's receiver is a field of `self`), else None."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and env.self_name is not None
+            and _names(func.value.value, env.self_name)):
+        return func.value.attr.value
+    return None
+
+
+def _unknown(value: Value) -> bool:
+    """A value the file knows nothing of: no flag but "from an unknown caller" and module hints."""
+    return not value.flags & ~(Flag.UNKNOWN_ARG | Flag.DEVICE | Flag.MODULE_HINT) and value.callee is None
 
 
 def _module_call_signature(method: str, node: cst.Call) -> bool:
