@@ -191,3 +191,40 @@ plt.plot(history["out"])
     assert lines(source) == [(12, "DET106")]
     computed = source + "for key in ['loss']:\n    history[key].append(net(torch.ones(4)))\n"
     assert lines(computed) == [(11, "DET106"), (12, "DET106")]  # a computed key may be any of them
+
+
+CONVERTED_TOGETHER = """
+import numpy as np
+import torch
+from torch import nn
+
+net = nn.Linear(3, 2).to("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def post_processing(output):
+    boxes = output[0]
+    confs = output[1]
+    if {test}:
+        boxes = boxes.detach().cpu().numpy()
+        {conversion}
+    return np.argmax(confs, axis=1), boxes
+
+
+x = torch.ones(2, 3)
+post_processing((net(x), net(x)))
+post_processing((np.ones((2, 2)), np.ones((2, 2))))
+"""
+
+
+@pytest.mark.parametrize("test", ["type(boxes).__name__ != 'ndarray'", "isinstance(boxes, torch.Tensor)"])
+def test_names_converted_together_by_a_type_test_are_arrays_together(test: str) -> None:
+    """pytorch-YOLOv4's `post_processing`: `if type(box_array).__name__ != 'ndarray':` converts
+    both outputs; where the test fails both were arrays, so `np.argmax(confs)` gets an array. The
+    look-alike that converts only `boxes` leaves `confs` a tensor that requires grad (it raises)."""
+    clean = CONVERTED_TOGETHER.format(test=test, conversion="confs = confs.detach().cpu().numpy()")
+    assert lines(clean) == []
+    exec(compile(clean, "<clean>", "exec"), {})  # noqa: S102
+    flagged = CONVERTED_TOGETHER.format(test=test, conversion="pass")
+    assert lines(flagged) == [(15, "DET106")]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(flagged, "<flagged>", "exec"), {})  # noqa: S102

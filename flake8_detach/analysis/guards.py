@@ -181,6 +181,14 @@ def _not_a_tensor(value: Value | None) -> Value | None:
     return None if value is None else value.with_flags(remove=TENSOR_FLOW, add=Flag.NOT_TENSOR)
 
 
+def type_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
+    """What a test of a name's type says (in the body, in the other branch): `isinstance(x,
+    torch.Tensor)` fails, `type(x).__name__ == "ndarray"` holds."""
+    body, orelse = not_tensor_narrowing(test, imports)
+    exact_body, exact_orelse = exact_type_narrowing(test, imports)
+    return body + exact_body, orelse + exact_orelse
+
+
 def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[list[Narrowing], list[Narrowing]]:
     """What a `requires_grad`, device or dtype test says about its name: (in the body, in the
     other branch).
@@ -193,9 +201,9 @@ def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[l
     Shared by `if` statements and `a if test else b`.
     """
     body, orelse = dtype_narrowing(test, imports)
-    for narrowed_body, narrowed_orelse in (not_tensor_narrowing(test, imports), exact_type_narrowing(test, imports)):
-        body += narrowed_body
-        orelse += narrowed_orelse
+    typed_body, typed_orelse = type_narrowings(test, imports)
+    body += typed_body
+    orelse += typed_orelse
     known = isinstance_narrowing(test, imports)
     if known is not None:
         body.append(known)

@@ -28,11 +28,13 @@ from .freezing import (
 )
 from .guards import (
     Assumptions,
+    Narrowing,
     branch_narrowings,
     device_flag_assumptions,
     dtype_narrowing,
     isinstance_narrowing,
     then,
+    type_narrowings,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import EntryRewrite, all_params, decorator_name, rewrites_every_entry
@@ -167,6 +169,8 @@ class StatementExecutor:
         body: Callable[[], object] = partial(self.exec_block, node.body, env)
         orelse: Callable[[], object] = partial(self._exec_orelse, node.orelse, env)
         body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)
+        if orelse_narrowings:  # what a type test says of one name it says of the names converted with it
+            orelse_narrowings += _converted_together(node.body, type_narrowings(node.test, self.imports)[1])
         if body_narrowings:
             body = then(partial(env.narrow, body_narrowings), body)
         if orelse_narrowings:
@@ -648,6 +652,42 @@ class StatementExecutor:
             return
         if current.has(Flag.CONTAINER) or current.flags == Flag.NONE:
             env.vars[name] = current.merge(Value(Flag.CONTAINER, elem=element))
+
+
+def _converted_together(body: cst.BaseSuite, narrowings: list[Narrowing]) -> list[Narrowing]:
+    """`if type(boxes).__name__ != "ndarray": boxes = boxes.cpu().numpy(); confs = confs.cpu().numpy()`:
+    a body that only converts names to NumPy, each from itself, converts them together, so where
+    the test fails they were arrays together: what the test says of one name it says of each."""
+    converted = _self_conversions(body) if narrowings else set()
+    return [(other, narrow) for name, narrow in narrowings if name in converted
+            for other in sorted(converted - {name})]
+
+
+def _self_conversions(body: cst.BaseSuite) -> set[str]:
+    """The names a block assigns `name = name....numpy()` (or `.tolist()`), when that is all it does."""
+    names: set[str] = set()
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    for line in statements:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return set()
+        for small in line.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                return set()
+            name = small.targets[0].target.value
+            value = small.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("numpy", "tolist") and _rooted_at(value.func.value, name)):
+                return set()
+            names.add(name)
+    return names
+
+
+def _rooted_at(node: cst.BaseExpression, name: str) -> bool:
+    """Whether a chain of calls, attributes and subscripts starts at the name."""
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return isinstance(node, cst.Name) and node.value == name
 
 
 # One method per kind of statement (libcst's node classes are final: the exact type is the key).
