@@ -228,3 +228,37 @@ def test_names_converted_together_by_a_type_test_are_arrays_together(test: str) 
     assert lines(flagged) == [(15, "DET106")]
     with pytest.raises(RuntimeError, match="requires grad"):
         exec(compile(flagged, "<flagged>", "exec"), {})  # noqa: S102
+
+
+@pytest.mark.parametrize("test", ["isinstance(out, torch.Tensor)", "torch.is_tensor(out)"])
+def test_a_tensor_test_keeps_what_the_tensor_was(test: str) -> None:
+    """`if isinstance(out, torch.Tensor): out.numpy()`: the test says `out` is a tensor; it was a
+    module's output that requires grad, and still is (it raises)."""
+    source = f"import torch\nfrom torch import nn\n\nout = nn.Linear(3, 1)(torch.ones(3))\nif {test}:\n    out.numpy()\n"
+    assert lines(source) == [(6, "DET101")]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(source, "<tensor test>", "exec"), {})  # noqa: S102
+
+
+def test_a_module_tested_against_a_class_the_file_cannot_tell_stays_a_module() -> None:
+    """semantic-segmentation-pytorch's `for m in self.modules(): if isinstance(m, BatchNorm2d):`
+    with `BatchNorm2d = SynchronizedBatchNorm2d`, a class of the project: a module for which the
+    test holds is an instance of a module class, so `m.weight.data` writes a parameter."""
+    source = """
+import torch
+from torch import nn
+
+
+class SyncNorm(nn.BatchNorm2d):
+    pass
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = SyncNorm(3)
+        for m in self.modules():
+            if isinstance(m, SyncNorm):
+                m.weight.data.fill_(1)
+"""
+    assert lines(source) == [(16, "DET103")]

@@ -52,6 +52,23 @@ FROZEN = {
         model = nn.Linear(3, 3).requires_grad_(requires_grad=False)
         model(x).numpy()
         """,
+    "a module class of the file with a name and a config dict, no parameters (uvadlc's activations)": """
+        class ActivationFunction(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.name = self.__class__.__name__
+                self.config = {"name": self.name}
+
+        class LeakyReLU(ActivationFunction):
+            def __init__(self, alpha=0.1):
+                super().__init__()
+                self.config["alpha"] = alpha
+
+            def forward(self, x):
+                return torch.where(x > 0, x, self.config["alpha"] * x)
+
+        LeakyReLU()(x).numpy()
+        """,
     "frozen in a loader function": """
         def load():
             model = nn.Linear(3, 3)
@@ -112,6 +129,18 @@ FROZEN = {
 }
 
 THAWED = {
+    "a module class of the file whose config dict holds a parameter": """
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.config = {"name": self.__class__.__name__}
+                self.config["scale"] = nn.Linear(3, 3).weight
+
+            def forward(self, x):
+                return x @ self.config["scale"]
+
+        Scaled()(x).numpy()  # flagged
+        """,
     "thawed in the expression that builds it": """
         model = nn.Linear(3, 3).requires_grad_(False).requires_grad_()
         model(x).numpy()  # flagged

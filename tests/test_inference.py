@@ -705,7 +705,9 @@ def test_an_exact_type_test_narrows_its_name(test: str) -> None:
 def test_an_isinstance_test_names_a_module_class_through_a_file_alias() -> None:
     """`BatchNorm2d = nn.BatchNorm2d` at the top (its only binding): `isinstance(m, BatchNorm2d)`
     over `self.modules()` keeps `m` a module, so `m.weight.data` is a Parameter's; a class held by
-    a parameter (`norm_layer`) narrows nothing. A class of the file still makes `m` no tensor."""
+    a parameter (`norm_layer`) narrows nothing. A plain class of the file makes an object of
+    unknown kind no tensor, but a module for which the test holds stays a module (its class
+    derives from both: a mixin)."""
     source = ("import torch\nimport torch.nn as nn\nBatchNorm2d = nn.BatchNorm2d\n\n\n"
               "class Net(nn.Module):\n    def __init__(self, norm_layer=None):\n        super().__init__()\n"
               "        self.bn = BatchNorm2d(3)\n        for m in self.modules():\n"
@@ -713,7 +715,10 @@ def test_an_isinstance_test_names_a_module_class_through_a_file_alias() -> None:
               "            elif isinstance(m, norm_layer):\n                m.bias.data.zero_()\n")
     assert lines(source) == [(12, "DET103"), (14, "DET103")]
     local = source.replace("BatchNorm2d = nn.BatchNorm2d\n", "class BatchNorm2d:\n    weight = None\n")
-    assert [line for line, _ in lines(local)] == [15]  # only the `norm_layer` branch
+    assert [line for line, _ in lines(local)] == [13, 15]
+    unknown = ("import torch\n\n\nclass Box:\n    data = None\n\n\n"
+               "def f(m):\n    if isinstance(m, Box):\n        return m.weight.data\n")
+    assert lines(unknown) == []
 
 
 def test_a_method_that_freezes_its_module_freezes_the_instance() -> None:

@@ -403,13 +403,15 @@ class CallEvaluator:
             ) and class_body_adds_no_parameters(cls.node, self.interp.imports.resolve, described)
         return cls.adds_no_parameters
 
-    def _field_holds_parameters(self, value: Value, seen: frozenset[int]) -> bool:
-        if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT) or value.objs:
+    def _field_holds_parameters(self, value: Value, seen: frozenset[int], depth: int = 3) -> bool:
+        if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT):
             return True
+        if value.objs:  # `self.config = {"name": ...}`: a container the file fills, with what it holds
+            return depth == 0 or self._field_holds_parameters(self.interp.heap.elements_of(value.objs), seen, depth - 1)
         if value.has(Flag.MODULE) and not value.has(Flag.FROZEN):
             return not self._holds_no_parameters(value, seen)
         parts = [*(value.items or ()), *([value.elem] if value.elem is not None else [])]
-        return any(self._field_holds_parameters(part, seen) for part in parts)
+        return any(self._field_holds_parameters(part, seen, depth) for part in parts)
 
     def _run_forward(self, module: Value, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value | None:

@@ -48,6 +48,9 @@ def isinstance_refinement(test: cst.BaseExpression, imports: ImportTable) -> tup
     """
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return isinstance_refinement(test.left, imports) or isinstance_refinement(test.right, imports)
+    if (isinstance(test, cst.Call) and len(test.args) == 1 and isinstance(test.args[0].value, cst.Name)
+            and imports.resolve(test.func) == "torch.is_tensor"):
+        return test.args[0].value.value, Value(Flag.TENSOR)  # `torch.is_tensor(obj)`: as isinstance(obj, torch.Tensor)
     parts = _isinstance_parts(test)
     if parts is None:
         return None
@@ -304,8 +307,15 @@ def _on_cpu(value: Value | None) -> Value | None:
 
 
 def _become(known: Value, value: Value | None) -> Value:
+    if value is not None and known.has(Flag.TENSOR) and not known.has(Flag.MODULE) and value.has(TENSOR_FLOW):
+        # `if isinstance(out, torch.Tensor): out.numpy()`: the tensor it was, grad and device kept
+        return value.tensor_part().with_flags(add=known.flags & (Flag.TENSOR | Flag.GRAD))
     if value is not None and known.has(Flag.MODULE | Flag.TENSOR):
         return known.with_device_of(value)
+    if value is not None and known.flags == Flag.NOT_TENSOR and value.has(Flag.MODULE):
+        # `for m in self.modules(): if isinstance(m, SynchronizedBatchNorm2d):` a module that is an
+        # instance of a class the file cannot tell a module class is one of a module class.
+        return value
     return known
 
 

@@ -371,6 +371,13 @@ ALTERNATE_CONSTRUCTORS = frozenset({"load_from_checkpoint", "from_pretrained", "
 
 # Buffers of torch.nn's normalisation layers: tensors a module holds that never require grad.
 MODULE_BUFFERS = frozenset({"running_mean", "running_var", "num_batches_tracked"})
+# A module's attributes that are neither parameters nor submodules: nn.Module's and PyTorch
+# Lightning's LightningModule's properties (read in lightning 2.6.6's core/module.py and
+# mixins/hparams_mixin.py): `self.hparams.warmup` is a hyperparameter, not a parameter's field.
+NON_PARAMETER_MODULE_ATTRIBUTES = frozenset(
+    """training device dtype hparams hparams_initial trainer fabric current_epoch global_step
+    global_rank local_rank on_gpu automatic_optimization strict_loading logger loggers""".split()
+)
 
 # Attributes that hold a module's parameters: on a value of unknown origin, as unknown as it is.
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
