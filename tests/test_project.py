@@ -1195,3 +1195,40 @@ def test_a_field_used_as_a_module_is_one_in_every_method(tmp_path: Path) -> None
     """})
     assert [(line, message[:6]) for line, message in codes(tmp_path, "trainer.py")] == [(18, "DET101"), (19, "DET103")]
     assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+
+
+def test_a_method_only_one_project_class_defines_is_what_an_unknown_object_runs(tmp_path: Path) -> None:
+    """tacotron2's `logger.log_validation(val_loss, model, y, y_pred, iteration)`, where `logger`
+    is a parameter filled by a factory that may give None: only `Tacotron2Logger` defines
+    `log_validation`, so its parameters get what the call passes (a model's output with grad)."""
+    write(tmp_path, {"setup.py": "", "logger.py": """
+        class Logger:
+            def __init__(self, directory):
+                self.directory = directory
+
+            def log_validation(self, loss, y_pred):
+                return y_pred.numpy()
+    """, "train.py": """
+        import torch
+        from torch import nn
+
+        from logger import Logger
+
+
+        def prepare_logger(rank):
+            return Logger("logs") if rank == 0 else None
+
+
+        def validate(model, logger):
+            y_pred = model(torch.ones(3))
+            logger.log_validation(0.0, y_pred)
+
+
+        validate(nn.Linear(3, 1), prepare_logger(0))
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "logger.py")] == [(6, "DET101")]
+    assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
+    # A second class defining the method: which one runs is not known, so nothing is said.
+    write(tmp_path, {"other.py": "class Other:\n    def log_validation(self, loss, y_pred):\n        return None\n"})
+    forget_projects()
+    assert codes(tmp_path, "logger.py") == []

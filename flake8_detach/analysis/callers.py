@@ -219,8 +219,12 @@ class CallerIndex:
         (a module-level `main()`) reads no other file."""
         project = self.project
         names = self._names(unit)
-        spelled = names | {unit[1].rsplit(".", 1)[-1]}  # `self.step()` and `net.step()` end with the method
-        for path in self._files_naming(names, first=unit[0]):
+        method = unit[1].rsplit(".", 1)[-1]
+        spelled = names | {method}  # `self.step()` and `net.step()` end with the method
+        # `logger.log_validation(...)` in a file that never names the class: the project's only
+        # method of that name is what it runs (Project.unique_method)
+        naming = names | {method} if "." in unit[1] and project.unique_method(method) == unit else names
+        for path in self._files_naming(naming, first=unit[0]):
             calls, escapes = self._by_name(path)
             sites: list[Site] = []
             for name in spelled:

@@ -151,6 +151,8 @@ class CallEvaluator:
                 return Value(Flag.NDARRAY)
             if method in sem.AXES_FACTORIES and method not in ("axes",):
                 return Value(Flag.AXES)
+            if _unknown(receiver) and not receiver.has(Flag.MODULE_HINT):
+                self.interp.note_outgoing_method(method, positional, keywords)  # `logger.log_validation(y_pred)`
             result = self._call_method(receiver, method, node, positional, keywords, env)
             return self.interp.grad_mode_result(result)
         callee = self.interp.eval(func, env)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value
 
-EXPORT_FORMAT = "10"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "11"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 # FROZEN is a must-fact (every joined module frozen): joins of encodings go through `join_encoded`.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER

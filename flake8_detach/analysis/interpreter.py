@@ -343,8 +343,19 @@ class Interpreter:
         """A call of another project file's function: remember what it passes (grad mode
         applied: a helper called with grad off runs with grad off), for that file's analysis."""
         key = self.project.outgoing_key(qualified) if self.project is not None else None
-        if key is None:
-            return
+        if key is not None:
+            self._note_outgoing(key, positional, keywords)
+
+    def note_outgoing_method(self, name: str, positional: list[Value], keywords: dict[str, Value]) -> None:
+        """`logger.log_validation(...)` on an object of a class the file cannot tell, while this
+        file's exports are computed: what it passes goes to the project's one method of that name
+        (Project.unique_method), as a call of it would."""
+        project = self.project
+        key = project.unique_method_key(name) if project is not None and not project.values else None
+        if key is not None:
+            self._note_outgoing(key, positional, keywords)
+
+    def _note_outgoing(self, key: str, positional: list[Value], keywords: dict[str, Value]) -> None:
         passed = self.outgoing.setdefault(key, {})
         for parameter, value in [*((str(index), value) for index, value in enumerate(positional)), *keywords.items()]:
             seen = value if self.grad_enabled else value.with_flags(remove=GRAD_FLAGS)

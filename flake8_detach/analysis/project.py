@@ -64,7 +64,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "10"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "11"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -76,6 +76,7 @@ _GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
 GPU_DEVICE_PREFIXES = ("cuda", "mps", "xpu")  # device strings torch 2.13 maps to an accelerator
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
+ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
 RE_EXPORT_HOPS = 4
 MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
 
@@ -453,6 +454,10 @@ class _Summariser(ast.NodeVisitor):
         ref = self.reference(func)
         if ref is not None:
             self.calls.append([self.unit, ref, "call", *contexts])
+        elif isinstance(func, ast.Attribute) and func.attr not in _COMMON_METHODS:
+            # `logger.log_validation(...)` of an object the file cannot tell: the project class
+            # that alone defines a method of that name, if one does (Project.unique_method)
+            self.calls.append([self.unit, ANY_RECEIVER + func.attr, "anymethod", *contexts])
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -527,6 +532,17 @@ def _bound_names(target: ast.expr) -> Iterator[str]:
 
 # Nodes with nothing inside that the summary reads: the walk does not descend into them.
 _BUILTIN_NAMES = frozenset(dir(builtins))
+def _common_methods() -> frozenset[str]:
+    """Method names a call on an object of unknown class is not taken to run a project method by."""
+    from . import semantics as sem
+    from .tensor_methods import TENSOR_METHODS
+
+    builtin = {name for kind in (dict, list, str, set, bytes, object) for name in dir(kind)}
+    return (TENSOR_METHODS | sem.COMMON_METHOD_NAMES | sem.MODULE_SELF_METHODS | sem.MODULE_ONLY_METHODS
+            | sem.MODULE_NON_OUTPUT_METHODS | builtin)
+
+
+_COMMON_METHODS = _common_methods()
 _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, *(operator for operator in (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr,
     ast.BitXor, ast.LShift, ast.RShift, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Invert, ast.Eq, ast.NotEq,
@@ -715,6 +731,7 @@ class Project:
     _exporting: set[Path] = field(default_factory=set)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
     _module_methods: dict[str, tuple[Unit, ...] | None] = field(default_factory=dict)
+    _unique_methods: dict[str, Unit | None] = field(default_factory=dict)
     _callers: CallerIndex | None = None
     buffers: set[Path] = field(default_factory=set)  # files summarised from a text given, not from disk
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -1029,8 +1046,33 @@ class Project:
         summary = self.summary(unit[0])
         return list(summary["params"].get(unit[1], [])) if summary is not None else []
 
+    def unique_method(self, name: str) -> Unit | None:
+        """The project method `name` where exactly one project class defines a method of that
+        name and no file defines a function of it, and the name is not a common one
+        (`_COMMON_METHODS`): what `logger.log_validation(...)` runs where the file cannot tell
+        the class of `logger` (a parameter, a factory's result). None otherwise."""
+        if name in self._unique_methods:
+            return self._unique_methods[name]
+        found: list[Unit] = []
+        if name not in _COMMON_METHODS and not name.startswith("__"):
+            for path in self.callers().files_defining(name):
+                summary = self.summary(path) if path.suffix == ".py" else None
+                if summary is None:
+                    found += [(path, name), (path, name)]  # unknown: no answer
+                    break
+                found += [(path, unit) for unit in summary["functions"] if unit.rpartition(".")[2] == name]
+        result = found[0] if len(found) == 1 and "." in found[0][1] else None
+        self._unique_methods[name] = result
+        return result
+
     def callees(self, path: Path, reference: str, kind: str) -> Iterator[Unit]:
-        """The units a call in ``path`` runs (`Net(...)`: `__init__`; `net(x)`: `forward`)."""
+        """The units a call in ``path`` runs (`Net(...)`: `__init__`; `net(x)`: `forward`;
+        `obj.m()` of an object of unknown class: the project's one method `m`, if it has one)."""
+        if kind == "anymethod":
+            unique = self.unique_method(reference[len(ANY_RECEIVER):])
+            if unique is not None:
+                yield unique
+            return
         unit = self.definition(path, reference)
         if unit is None:
             return
@@ -1095,6 +1137,12 @@ class ProjectView:
         if qualified.startswith("torch."):
             return None
         unit = self.project.unit_of(self.path, qualified)
+        return None if unit is None or unit[0] == self.path else unit_key(unit)
+
+    @recorded
+    def unique_method_key(self, name: str) -> str | None:
+        """The outgoing key of the project's one method `name` in another file (Project.unique_method)."""
+        unit = self.project.unique_method(name)
         return None if unit is None or unit[0] == self.path else unit_key(unit)
 
     @recorded

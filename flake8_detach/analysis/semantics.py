@@ -88,6 +88,19 @@ MODULE_NON_OUTPUT_METHODS = frozenset(
     register_backward_hook named_modules named_children extra_repr __repr__ state_dict
     get_submodule get_parameter get_buffer""".split()
 )
+# Method names too common to tell a project class's method from a library object's where the
+# receiver's class is unknown (`optimizer.step()`, `logging.info(...)`, `writer.add_scalar(...)`):
+# besides tensors', modules' and Python's builtin types' methods (analysis/project.py).
+COMMON_METHOD_NAMES = frozenset(
+    """step zero_grad backward forward train eval update add append extend insert pop remove
+    clear copy get set put keys values items log info debug warning warn error critical exception
+    write read readline close open flush run start stop join reset fit predict predict_proba
+    transform fit_transform inverse_transform score sample save load dump dumps loads plot show
+    savefig add_scalar add_scalars add_image add_images add_histogram add_figure add_text
+    add_graph parse_args add_argument format encode decode split strip replace lower upper
+    send recv submit result cuda cpu to item numpy tolist apply call build setup teardown
+    init initialize next""".split()
+)
 # Classes under torch.nn that are not modules.
 NN_NON_MODULE_CLASSES = frozenset({"Parameter", "UninitializedParameter", "PackedSequence", "Buffer"})
 PACKED_SEQUENCE_FUNCTIONS = frozenset({"pack_padded_sequence", "pack_sequence", "PackedSequence"})
