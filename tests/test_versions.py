@@ -22,6 +22,7 @@ import torch
 from packaging import version as pv
 from distutils.version import LooseVersion
 version = torch.__version__
+import numpy as np
 """
 
 
@@ -91,3 +92,21 @@ def test_the_branch_for_an_old_torch_binds_nothing() -> None:
     flagged = PROGRAM.format(new="loss")  # the live branch adds the tensor itself: flagged, and it raises
     assert [(d.line, d.code) for d in check_source(flagged, Settings(preview=True))] == [(17, "DET106")]
     assert failing_line(flagged) == 17
+
+
+@pytest.mark.parametrize(("test", "expected"), [
+    ("hasattr(torch, 'no_grad')", True),
+    ("not hasattr(torch, 'inference_mode')", False),
+    ("hasattr(torch, 'some_future_feature')", None),  # the table does not say what is missing
+    ("hasattr(np, 'no_grad')", None),
+])
+def test_a_feature_test_of_torch_is_judged_by_the_table(test: str, expected: bool | None) -> None:
+    assert verdict(test) is expected
+
+
+def test_the_feature_table_holds_on_the_installed_torch() -> None:
+    import torch
+
+    from flake8_detach.analysis.versions import TORCH_ATTRIBUTES
+
+    assert all(hasattr(torch, name) for name in TORCH_ATTRIBUTES)

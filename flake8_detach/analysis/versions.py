@@ -1,4 +1,4 @@
-"""Tests of torch's version: which branch runs on the torch the rules speak of.
+"""Tests of torch's version (and of its features): which branch runs on the torch the rules speak of.
 
 `if int(version[0]) > 0 or int(version[2]) > 3: loss.item() else: loss.data[0]` (code written for
 torch 0.3 and later): the rules' claims are about a current torch (checked on 2.13), on which only
@@ -25,6 +25,17 @@ import libcst as cst
 from .imports import ImportTable
 
 TORCH_VERSION = "2.13.0"
+# Attributes of the torch module that code tests for with `hasattr(torch, ...)`, all present in
+# torch 2.13 (tests/test_versions.py checks each on the installed torch): `if hasattr(torch,
+# "no_grad"): ... else:` (code for torch 0.3) runs its first branch. A name outside the table is
+# not judged: the table does not say which attributes are missing.
+TORCH_ATTRIBUTES = frozenset(
+    """no_grad enable_grad inference_mode set_grad_enabled is_grad_enabled compile autocast amp
+    is_tensor from_numpy as_tensor tensor bfloat16 float16 float32 float64 cuda backends fft linalg
+    special distributions jit sparse nn optim utils mps xpu vmap func einsum meshgrid nan_to_num
+    square flip topk device Generator use_deterministic_algorithms testing hub onnx
+    is_floating_point is_complex clamp clip""".split()
+)
 VERSION_NAME = "torch.__version__"
 VERSION_PARSERS = frozenset({"packaging.version.parse", "packaging.version.Version", "distutils.version.LooseVersion",
                              "distutils.version.StrictVersion", "pkg_resources.parse_version"})
@@ -110,6 +121,9 @@ def version_branch(test: cst.BaseExpression, imports: ImportTable) -> bool | Non
 def _reads_version(node: cst.CSTNode, imports: ImportTable) -> bool:
     if isinstance(node, (cst.Name, cst.Attribute)) and imports.resolve(node) == VERSION_NAME:
         return True
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "hasattr"
+            and node.args and imports.resolve(node.args[0].value) == "torch"):
+        return True  # `hasattr(torch, "no_grad")`
     return any(_reads_version(child, imports) for child in node.children)
 
 
@@ -201,6 +215,12 @@ class _Evaluator:
                 raise _NotJudged
             result = getattr(str(receiver), func.attr.value)(*(self.eval(arg.value) for arg in node.args))
             return result
+        if (isinstance(func, cst.Name) and func.value == "hasattr" and self.imports.resolve(func) is None
+                and len(node.args) == 2 and self.imports.resolve(node.args[0].value) == "torch"):
+            name = self.eval(node.args[1].value)
+            if isinstance(name, str) and name in TORCH_ATTRIBUTES:
+                return True
+            raise _NotJudged
         arguments = [self.eval(arg.value) for arg in node.args]
         qualified = self.imports.resolve(func)
         if qualified in VERSION_PARSERS and len(arguments) == 1 and isinstance(arguments[0], str):
