@@ -484,7 +484,7 @@ def _parameter_fields(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[st
     rebound: set[str] = set()
     stored: dict[str, str] = {}
     clashing: set[str] = set()
-    for node in ast.walk(method):
+    for node in _statements(method):  # statements only: an assignment is one (a walk of every expression costs)
         targets: list[ast.expr] = []
         value: ast.expr | None = None
         if isinstance(node, ast.Assign):
@@ -550,7 +550,7 @@ _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, *(operator for 
 _HANDLERS = (ast.ExceptHandler, *((ast.match_case,) if hasattr(ast, "match_case") else ()))
 
 
-def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+def _statements(tree: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
     """Every statement at any depth, without walking into expressions (imports are statements)."""
     stack: list[ast.stmt] = list(reversed(tree.body))
     while stack:
