@@ -1054,13 +1054,11 @@ class Project:
         if name in self._unique_methods:
             return self._unique_methods[name]
         found: list[Unit] = []
-        if name not in _COMMON_METHODS and not name.startswith("__"):
-            for path in self.callers().files_defining(name):
-                summary = self.summary(path) if path.suffix == ".py" else None
-                if summary is None:
-                    found += [(path, name), (path, name)]  # unknown: no answer
-                    break
-                found += [(path, unit) for unit in summary["functions"] if unit.rpartition(".")[2] == name]
+        files = self.callers().files_defining(name) if name not in _COMMON_METHODS and not name.startswith("__") else []
+        if len(files) == 1 and files[0].suffix == ".py":  # two files defining it: no answer, no summary read
+            summary = self.summary(files[0])
+            found = [] if summary is None else [
+                (files[0], unit) for unit in summary["functions"] if unit.rpartition(".")[2] == name]
         result = found[0] if len(found) == 1 and "." in found[0][1] else None
         self._unique_methods[name] = result
         return result

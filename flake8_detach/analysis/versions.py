@@ -118,13 +118,29 @@ def version_branch(test: cst.BaseExpression, imports: ImportTable) -> bool | Non
         return None
 
 
-def _reads_version(node: cst.CSTNode, imports: ImportTable) -> bool:
-    if isinstance(node, (cst.Name, cst.Attribute)) and imports.resolve(node) == VERSION_NAME:
-        return True
-    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "hasattr"
-            and node.args and imports.resolve(node.args[0].value) == "torch"):
-        return True  # `hasattr(torch, "no_grad")`
-    return any(_reads_version(child, imports) for child in node.children)
+def _reads_version(node: cst.BaseExpression, imports: ImportTable) -> bool:
+    """Whether a test reads torch's version or tests a torch attribute: a walk of the expressions
+    such a test is made of (every `if` asks, so no generic walk and no resolving of every name)."""
+    if isinstance(node, cst.Name):
+        return imports.aliases.get(node.value) == VERSION_NAME
+    if isinstance(node, cst.Attribute):
+        if node.attr.value == "__version__":
+            return imports.resolve(node) == VERSION_NAME
+        return _reads_version(node.value, imports)
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Name) and node.func.value == "hasattr" and node.args:
+            return imports.resolve(node.args[0].value) == "torch"  # `hasattr(torch, "no_grad")`
+        return _reads_version(node.func, imports) or any(_reads_version(arg.value, imports) for arg in node.args)
+    if isinstance(node, cst.Comparison):
+        return _reads_version(node.left, imports) or any(
+            _reads_version(target.comparator, imports) for target in node.comparisons)
+    if isinstance(node, cst.BooleanOperation):
+        return _reads_version(node.left, imports) or _reads_version(node.right, imports)
+    if isinstance(node, cst.UnaryOperation):
+        return _reads_version(node.expression, imports)
+    if isinstance(node, cst.Subscript):
+        return _reads_version(node.value, imports)
+    return False
 
 
 class _Evaluator:
