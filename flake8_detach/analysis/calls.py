@@ -16,12 +16,20 @@ import libcst as cst
 from . import array_facts, frames
 from . import dtypes as dt
 from . import semantics as sem
-from .exports import ForeignClass
+from .exports import ForeignClass, stored_by_this_caller
 from .expressions import LambdaBody, constant_key
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_freezes
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import dotted, is_classmethod, is_static, keyword_is_false, literal_bool, string_value
+from .syntax import (
+    dotted,
+    is_classmethod,
+    is_name,
+    is_static,
+    keyword_is_false,
+    literal_bool,
+    string_value,
+)
 from .syntax import receiver_name as syntax_receiver_name
 from .tensor_methods import TENSOR_METHODS
 from .values import (
@@ -85,7 +93,7 @@ class CallEvaluator:
         if qualified is not None:
             if isinstance(func, cst.Attribute) and env.cls is not None and env.self_name is not None and positional:
                 owner = qualified.rpartition(".")[0]
-                if owner in env.cls.foreign_bases and _names(node.args[0].value, env.self_name):
+                if owner in env.cls.foreign_bases and is_name(node.args[0].value, env.self_name):
                     # `Configured.__init__(self, config)`: the base's method on this object, as `super()`'s
                     self._store_foreign_fields(env.cls, func.attr.value, positional[1:], keywords)
             self.facts.values[func] = EMPTY
@@ -218,8 +226,8 @@ class CallEvaluator:
         call passes, joined with what that file's export says they hold otherwise (less "from an
         unknown caller": the caller is this call)."""
         for field, value in self.interp.fields_stored_by(cls.foreign_bases, method, positional, keywords):
-            exported = self.interp.foreign_member(cls, field, "fields") or EMPTY
-            self.interp.summaries.write_field(cls, field, exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(value))
+            exported = self.interp.foreign_member(cls, field, "fields")
+            self.interp.summaries.write_field(cls, field, stored_by_this_caller(exported, value))
 
     def _foreign_call(self, owner: ClassInfo | ForeignClass, method: str, node: cst.Call,
                       positional: list[Value], keywords: dict[str, Value], receiver: Value = EMPTY) -> Value | None:
@@ -1233,7 +1241,7 @@ def _self_field(call: cst.Call, env: Env) -> str | None:
     """`model` in `self.model.train()` (a method's receiver is a field of `self`), else None."""
     func = call.func
     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and env.self_name is not None
-            and _names(func.value.value, env.self_name)):
+            and is_name(func.value.value, env.self_name)):
         return func.value.attr.value
     return None
 
@@ -1246,10 +1254,6 @@ def _unknown(value: Value) -> bool:
 def _module_call_signature(method: str, node: cst.Call) -> bool:
     """`model.eval()` takes no argument (`df.eval("a + b")` is pandas); the others are as written."""
     return not (method == "eval" and node.args)
-
-
-def _names(node: cst.BaseExpression, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
 
 
 def _is_super(receiver: cst.BaseExpression, env: Env) -> bool:

@@ -55,6 +55,13 @@ def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
     return encoded
 
 
+def stored_by_this_caller(exported: Value | None, passed: Value) -> Value:
+    """A field another file's constructor stores from a parameter, where this file's call passes
+    `passed`: what its export says the field holds otherwise, less "from an unknown caller" (the
+    caller is this call), joined with what the call passes."""
+    return passed if exported is None else exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
+
+
 def join_encoded(old: list[int] | None, new: list[int]) -> list[int]:
     """The flags and element flags of two encodings joined as Value.merge joins them: "may" facts
     by union, "frozen" only where every module joined is (a frozen model here, a trained one there)."""

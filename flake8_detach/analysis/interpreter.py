@@ -51,7 +51,7 @@ import libcst.matchers as m
 from . import semantics as sem
 from .aliases import AliasTracker
 from .calls import CallEvaluator, rest_bindings
-from .exports import ForeignClass
+from .exports import ForeignClass, stored_by_this_caller
 from .expressions import ExpressionEvaluator
 from .facts import Facts
 from .guards import Assumptions, GradOffNames, grad_mode_of, is_flag_name
@@ -371,9 +371,7 @@ class Interpreter:
         if isinstance(owner, ForeignClass) and owner.site is not None and table == "fields":
             constructed = self.constructed_fields.get((owner.site, name))
             if constructed is not None:
-                exported = self.foreign_member(ForeignClass(owner.qualified), name, table)
-                # Less "from an unknown caller" in the export: the constructor's caller is this file.
-                return constructed if exported is None else exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(constructed)
+                return stored_by_this_caller(self.foreign_member(ForeignClass(owner.qualified), name, table), constructed)
         for qualified in (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases:
             found = project.member(qualified, name, table)
             if found is not None:

@@ -295,7 +295,7 @@ class _Summariser(ast.NodeVisitor):
         for method in node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for statement in ast.walk(method):
+            for statement in _statements(method):
                 if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)):
                     continue
                 ref = self.reference(statement.value.func)

@@ -204,9 +204,9 @@ def rewrites_every_entry(loop: cst.For) -> EntryRewrite | None:
         for small in statement.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
                 target = small.targets[0].target
-                if isinstance(target, cst.Subscript) and _is_name(target.value, container) and \
+                if isinstance(target, cst.Subscript) and is_name(target.value, container) and \
                         len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and \
-                        _is_name(target.slice[0].slice.value, key):
+                        is_name(target.slice[0].slice.value, key):
                     written = written or target
     if written is None:
         return None
@@ -216,7 +216,7 @@ def rewrites_every_entry(loop: cst.For) -> EntryRewrite | None:
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
             bound = getattr(node, "target", None) or getattr(node, "name", None)
             if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
-                    _is_name(name, container) or _is_name(name, key)
+                    is_name(name, container) or is_name(name, key)
                     for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
                 return None
     return EntryRewrite(written, container, mapping)
@@ -242,11 +242,12 @@ def _walked_container(iterated: cst.BaseExpression,
     walked = args[0].value
     if func.value == "enumerate" and key is not target and isinstance(walked, cst.Name):
         return walked.value, key.value, False
-    if func.value == "range" and key is target and isinstance(walked, cst.Call) and _is_name(walked.func, "len") \
+    if func.value == "range" and key is target and isinstance(walked, cst.Call) and is_name(walked.func, "len") \
             and len(walked.args) == 1 and isinstance(walked.args[0].value, cst.Name):
         return walked.args[0].value.value, key.value, False
     return None
 
 
-def _is_name(node: object, name: str) -> bool:
+def is_name(node: object, name: str) -> bool:
+    """Whether the node is the plain name `name`."""
     return isinstance(node, cst.Name) and node.value == name
