@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .callers import CallerIndex
 from .demand import definition_of
@@ -76,6 +76,7 @@ _GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
 GPU_DEVICE_PREFIXES = ("cuda", "mps", "xpu")  # device strings torch 2.13 maps to an accelerator
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
+_T = TypeVar("_T")
 ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
 RE_EXPORT_HOPS = 4
 MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
@@ -1234,7 +1235,15 @@ class ProjectView:
         file, or of its project bases (in order, depth first as Python's simple cases)."""
         if not self.values:
             return None
-        return self._member(self.path, qualified_class, name, table, 0)
+
+        def exported(unit: Unit) -> Value | None:
+            exports = self.project.exports(unit[0], (definition_of(unit[1]),))
+            encoded = exports.get(table, {}).get(f"{unit[1]}.{name}") if exports is not None else None
+            if encoded is None:
+                return None
+            return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
+
+        return self._first_in_classes(self.path, qualified_class, exported, 0)
 
     @recorded
     def parameter_fields(self, qualified_class: str, method: str) -> tuple[list[str], dict[str, str]] | None:
@@ -1243,41 +1252,32 @@ class ProjectView:
         (`_parameter_fields`); None where no project class on the way defines it."""
         if not self.values:
             return None
-        return self._parameter_fields(self.path, qualified_class, method, 0)
 
-    def _parameter_fields(self, importer: Path, qualified: str, method: str,
-                          depth: int) -> tuple[list[str], dict[str, str]] | None:
+        def stored(unit: Unit) -> tuple[list[str], dict[str, str]] | None:
+            summary = self.project.summary(unit[0])
+            name = f"{unit[1]}.{method}"
+            if summary is None or name not in summary.get("functions", {}):
+                return None
+            parameters = summary.get("params", {}).get(name, [])
+            return parameters[1:], dict(summary.get("param_fields", {}).get(name, {}))
+
+        return self._first_in_classes(self.path, qualified_class, stored, 0)
+
+    def _first_in_classes(self, importer: Path, qualified: str, answer: Callable[[Unit], _T | None],
+                          depth: int) -> _T | None:
+        """The first answer of the project class a reference names, or of its project bases, in
+        order and depth first as Python's simple cases (`answer` gets the class's unit)."""
         found = self.project.class_bases(importer, qualified)
         unit = self.project.definition(importer, qualified)
         if found is None or unit is None or depth > RE_EXPORT_HOPS:
             return None
-        path, bases = found
-        summary = self.project.summary(path)
-        name = f"{unit[1]}.{method}"
-        if summary is not None and name in summary.get("functions", {}):
-            parameters = summary.get("params", {}).get(name, [])
-            return parameters[1:], dict(summary.get("param_fields", {}).get(name, {}))
-        for base in bases:
-            answer = self._parameter_fields(path, base, method, depth + 1)
-            if answer is not None:
-                return answer
-        return None
-
-    def _member(self, importer: Path, qualified: str, name: str, table: str, depth: int) -> Value | None:
-        found = self.project.class_bases(importer, qualified)
-        if found is None or depth > RE_EXPORT_HOPS:
-            return None
-        path, bases = found
-        unit = self.project.definition(importer, qualified)
-        exports = self.project.exports(path, (definition_of(unit[1]),)) if unit is not None else None
-        if unit is not None and exports is not None:
-            encoded = exports.get(table, {}).get(f"{unit[1]}.{name}")
-            if encoded is not None:
-                return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
-        for base in bases:
-            value = self._member(path, base, name, table, depth + 1)
-            if value is not None:
-                return value
+        got = answer(unit)
+        if got is not None:
+            return got
+        for base in found[1]:
+            got = self._first_in_classes(found[0], base, answer, depth + 1)
+            if got is not None:
+                return got
         return None
 
 
