@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .values import DTYPES, TENSOR_FLOW, Flag, Value
+from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
 
 EXPORT_FORMAT = "11"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
@@ -67,13 +67,7 @@ def join_encoded(old: list[int] | None, new: list[int]) -> list[int]:
     by union, "frozen" only where every module joined is (a frozen model here, a trained one there)."""
     if old is None:
         return [new[0], new[1]]
-    return [_join_flags(old[0], new[0]), _join_flags(old[1], new[1])]
-
-
-def _join_flags(old: int, new: int) -> int:
-    joined = old | new
-    thawed = any(flags & Flag.MODULE and not flags & Flag.FROZEN for flags in (old, new))
-    return joined & ~Flag.FROZEN if thawed else joined
+    return [join_flags(old[0], new[0]), join_flags(old[1], new[1])]
 
 
 def decode(encoded: Any, origin: str) -> Value | None:

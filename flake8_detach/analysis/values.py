@@ -181,9 +181,7 @@ class Value:
             items = tuple(a.merge(b) for a, b in zip(self.items, other.items))
         elem = _merge_optional(self.elem, other.elem)
         objs = self.objs | other.objs if other.objs and self.objs else self.objs or other.objs
-        flags = self.flags | other.flags
-        if flags & Flag.FROZEN and (_thawed_module(self) or _thawed_module(other)):
-            flags &= ~Flag.FROZEN  # a must-fact: frozen only if every joined module is
+        flags = join_flags(self.flags, other.flags)
         return Value(flags, items, elem, self.origin or other.origin,
                      self.via or other.via, self.callee or other.callee, _merge_device_if(self, other), objs)
 
@@ -316,8 +314,14 @@ def module_item(module: Value) -> Value:
 WALK = threading.local()
 
 
-def _thawed_module(value: Value) -> bool:
-    return value.has(Flag.MODULE | Flag.MODULE_HINT) and not value.has(Flag.FROZEN)
+def join_flags(a: int, b: int) -> int:
+    """Two values' flags joined: "may" facts by union; FROZEN is a must-fact, kept only where every
+    module (or module hint) joined is frozen (a frozen model here, a trained one there)."""
+    joined = a | b
+    if joined & Flag.FROZEN and any(flags & (Flag.MODULE | Flag.MODULE_HINT) and not flags & Flag.FROZEN
+                                    for flags in (a, b)):
+        joined &= ~Flag.FROZEN
+    return joined
 
 
 def _blank(value: Value) -> bool:
