@@ -744,3 +744,18 @@ def test_torchaudio_transforms_hold_no_parameter() -> None:
     assert lines(source) == []
     grad = source.replace("torch.ones(1, 80)", "torch.ones(1, 80, requires_grad=True)")
     assert lines(grad) == [(6, "DET106")]
+
+
+@pytest.mark.parametrize("body", ["...", "pass", "raise NotImplementedError", "return ...",
+                                  '"""Subclasses compute it."""\n        return'])
+def test_a_module_whose_forward_returns_nothing_gives_no_tensor(body: str) -> None:
+    """A template's `forward` (a course's "fill this in" cell) returns None: `.numpy()` of its
+    call fails with AttributeError, not the grad error DET101 claims. Its subclass's
+    `forward` that returns a value is an ordinary module call again."""
+    source = ("import torch\nfrom torch import nn\n\n\nclass Act(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(2, 2)\n\n    def forward(self, x):\n"
+              f"        {body}\n\n\nprint(Act()(torch.ones(2)).numpy())\n")
+    assert lines(source) == []
+    filled = source.replace("print(Act()", "class Filled(Act):\n    def forward(self, x):\n"
+                                           "        return self.fc(x)\n\n\nprint(Filled()")
+    assert lines(filled) == [(filled.count("\n"), "DET101")]

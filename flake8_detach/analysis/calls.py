@@ -28,6 +28,7 @@ from .syntax import (
     is_static,
     keyword_is_false,
     literal_bool,
+    returns_no_value,
     string_value,
 )
 from .syntax import receiver_name as syntax_receiver_name
@@ -346,6 +347,8 @@ class CallEvaluator:
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
             returned = self._run_forward(callee, node, positional, keywords) if node is not None else None
+            if self._forward_gives_none(callee):  # a template: `def forward(self, x): ...`
+                return Value(Flag.NOT_TENSOR, origin=f"None, what {name or 'the module'}'s forward returns")
             grad = Flag.GRAD
             if callee.has(Flag.FROZEN):
                 grad = _frozen_output_grad(positional, keywords)
@@ -436,6 +439,14 @@ class CallEvaluator:
         if forward is not None:
             return self._call_defined(forward, node, positional, keywords)
         return None
+
+    @staticmethod
+    def _forward_gives_none(module: Value) -> bool:
+        """Whether the `forward` a module class of this file runs returns None on every path (no
+        `return` of a value): its call's output is no tensor, whatever its parameters."""
+        cls = module.callee
+        forward = instance_method(module, "forward") if isinstance(cls, ClassInfo) and cls.is_module else None
+        return forward is not None and returns_no_value(forward.node)
 
     def _module_output_dtype(self, module: Value, positional: list[Value]) -> int:
         """A module's output dtype: its parameters' (`model.bfloat16()`), its input's for a module

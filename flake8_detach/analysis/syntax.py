@@ -167,6 +167,19 @@ def descendants(root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.
                 stack.append(value)
 
 
+def returns_no_value(function: cst.FunctionDef) -> bool:
+    """Whether every path of ``function`` gives None (or a template's `...`): no ``return`` with
+    a value and no ``yield`` in its own body (nested functions, lambdas and classes are theirs).
+    A template's ``def forward(self, x): ...``, ``return ...`` or ``raise NotImplementedError``."""
+    for node in descendants(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if type(node) is cst.Return and node.value is not None and not is_none(node.value) \
+                and type(node.value) is not cst.Ellipsis:  # `return ...`: a template's placeholder
+            return False
+        if type(node) is cst.Yield:
+            return False
+    return True
+
+
 def _skips(kind: type, skip: tuple[type, ...], known: dict[type, bool]) -> bool:
     if not skip:
         return False
