@@ -77,6 +77,36 @@ def test_device_flag_correlates_the_move_and_the_conversion() -> None:
     assert lines(GPU_FLAG + "ready = True\nd = scores.numpy() if not ready else scores.cpu().numpy()\n") == [(9, "DET104")]
 
 
+GAN_FLAG = (
+    "import torch\nfrom torch import nn\n\n\nclass GAN:\n    def __init__(self, args):\n"
+    "        self.gpu_mode = args.gpu_mode\n        self.G = nn.Linear(3, 3)\n        self.z = torch.rand(2, 3)\n"
+    "        if self.gpu_mode:\n            self.G.cuda()\n            self.z = self.z.cuda()\n\n"
+    "    def show(self):\n        with torch.no_grad():\n            samples = self.G(self.z)\n"
+)
+
+
+@pytest.mark.parametrize(("show", "flagged"), [
+    ("        if self.gpu_mode:\n            return samples.cpu().numpy()\n        return samples.numpy()\n", False),
+    ("        if not self.gpu_mode:\n            return samples.numpy()\n", False),
+    ("        return samples.numpy()\n", True),
+    ("        if self.gpu_mode:\n            return samples.numpy()\n", True),
+    ("        if self.ready:\n            return samples.cpu().numpy()\n        return samples.numpy()\n", True),
+])
+def test_a_test_a_gpu_move_is_made_under_is_a_device_flag_whatever_its_name(show: str, flagged: bool) -> None:
+    """`if self.gpu_mode: self.G.cuda()`: the test is a device flag by use, and what was moved
+    under it (a field, a module moved in place) lives on the GPU only where it holds."""
+    source = GAN_FLAG + show
+    assert lines(source) == ([(source.count("\n"), "DET104")] if flagged else [])
+
+
+def test_a_negated_device_flag_guards_what_its_false_branch_moves() -> None:
+    source = ("import torch\nfrom torch import nn\n\n\ndef run(args):\n    net = nn.Linear(3, 3)\n"
+              "    net = net.cuda() if not args.no_cuda else net\n    with torch.no_grad():\n"
+              "        out = net(torch.ones(2, 3))\n    if args.no_cuda:\n        print(out.numpy())\n"
+              "    print(out.numpy())\n")
+    assert lines(source) == [(12, "DET104")]
+
+
 def test_flag_names_and_comparisons_are_device_flags() -> None:
     for flag in ("args.cuda", "train_on_gpu", 'DEVICE != "cpu"'):
         source = (
@@ -87,12 +117,14 @@ def test_flag_names_and_comparisons_are_device_flags() -> None:
             f"y = x.numpy() if not {flag} else x.cpu().numpy()\n"
         )
         assert lines(source) == [], flag
-    # `DEVICE == "cpu"` is true where no GPU is used: not a flag with the same sense.
+    # `DEVICE == "cpu"` is true where no GPU is used: the flag's sense is what its branches say.
+    # Moved where `on_cpu` is false, `x` is on the CPU where it is true, and on the GPU where not.
     negative = (
         'import torch\non_cpu = DEVICE == "cpu"\nx = torch.zeros(2)\nif on_cpu:\n    pass\nelse:\n'
         "    x = x.cuda()\ny = x.numpy() if on_cpu else x.cpu().numpy()\n"
     )
-    assert lines(negative) == [(8, "DET104")]
+    assert lines(negative) == []
+    assert lines(negative.replace("if on_cpu else", "if not on_cpu else")) == [(8, "DET104")]
 
 
 def test_tensor_device_tests_refine_the_tested_tensor() -> None:

@@ -864,11 +864,13 @@ class CallEvaluator:
         if method == "cpu":
             return receiver.with_flags(remove=Flag.DEVICE)
         if method in ("cuda", "xpu", "mps"):
-            return receiver.moved_to_device()
+            return self.interp.moved_here(receiver.moved_to_device())
         if method == "to":
             result = receiver
             for target in positional[:1] + [keywords.get("device", EMPTY)]:
                 result = sem.device_move(target, result)
+            if result.flags & ~receiver.flags & Flag.DEVICE:
+                result = self.interp.moved_here(result)
             dtype = _target_dtype(positional, keywords)
             if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
                 return _integer_cast(result, dtype, receiver)
@@ -1055,12 +1057,14 @@ class CallEvaluator:
                 frozen = keyword_is_false(node, None) or keyword_is_false(node, "requires_grad")
                 moved = receiver.with_flags(add=Flag.FROZEN) if frozen else receiver.with_flags(remove=Flag.FROZEN)
             if method == "cuda":
-                moved = receiver.moved_to_device()
+                moved = self.interp.moved_here(receiver.moved_to_device())
             elif method == "cpu":
                 moved = receiver.with_flags(remove=Flag.DEVICE)
             elif method == "to":
                 for target in positional[:1] + [keywords.get("device", EMPTY)]:
                     moved = sem.device_move(target, moved)
+                if moved.flags & ~receiver.flags & Flag.DEVICE:
+                    moved = self.interp.moved_here(moved)
             dtype = (_target_dtype(positional, keywords) if method in ("to", "type")
                      else dt.MODULE_CAST_METHODS.get(method))
             if dtype is not None:

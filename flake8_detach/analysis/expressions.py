@@ -18,7 +18,13 @@ from . import array_facts, frames
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
-from .guards import Narrowing, branch_narrowings, device_flag_assumptions, isinstance_narrowing
+from .guards import (
+    Narrowing,
+    branch_narrowings,
+    device_flag_assumptions,
+    fails_here,
+    isinstance_narrowing,
+)
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, descendants, is_property, string_value
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
@@ -383,7 +389,7 @@ class ExpressionEvaluator:
         if found is not None and (found.flags or not sem.is_device_name(node.value)):
             if found.callee is not None and isinstance(found.callee, FunctionInfo):
                 found.callee.references += 1  # a call counts one call too; anything else escapes
-            if found.device_if is not None and self.interp.assumed.get(found.device_if) is False:
+            if found.device_if is not None and fails_here(found.device_if, self.interp.assumed):
                 return found.unless(found.device_if)  # moved under `if use_gpu:`; use_gpu is false here
             return found
         if node.value in self.imports.aliases:

@@ -18,7 +18,7 @@ import libcst as cst
 from . import semantics as sem
 from .dtypes import DTYPE_NAMES
 from .imports import ImportTable
-from .syntax import dotted, literal_bool, string_value
+from .syntax import descendants, dotted, literal_bool, string_value
 from .values import DTYPES, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
@@ -387,6 +387,64 @@ Assumptions = tuple[tuple[str, bool], ...]
 
 def is_flag_name(name: str) -> bool:
     return bool(_FLAG_NAME.match(name.rsplit(".", 1)[-1]))
+
+
+_BRANCHING = frozenset({cst.If, cst.IfExp})
+
+
+def flags_guarding_gpu_moves(module: cst.Module) -> frozenset[str]:
+    """The tests that a GPU move is made under, by use: `self.gpu_mode` of `if self.gpu_mode:
+    self.G.cuda()` (or `if not args.no_cuda: x = x.cuda()`, `x.cuda() if use_gpu else x`),
+    whatever they are called. A value moved there lives on the GPU only where the test holds,
+    so `else: samples.numpy()` of the same test is the CPU path. Only a name or an attribute
+    chain counts (the `dotted` text, the key `Interpreter.device_flag` gives)."""
+    found: set[str] = set()
+    for node in descendants(module):
+        if type(node) not in _BRANCHING:  # exact types: isinstance on libcst's classes goes through abc
+            continue
+        branches: list[cst.CSTNode]
+        if isinstance(node, cst.If):
+            branches = [node.body]
+            if isinstance(node.orelse, cst.Else):  # an `elif` is a test of its own
+                branches.append(node.orelse.body)
+        elif isinstance(node, cst.IfExp):
+            branches = [node.body, node.orelse]
+        else:
+            continue
+        test = node.test
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        key = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        if key is not None and key not in found and any(_moves_to_a_gpu(branch) for branch in branches):
+            found.add(key)
+    return frozenset(found)
+
+
+def _moves_to_a_gpu(branch: cst.CSTNode) -> bool:
+    """`.cuda(...)` or `.to("cuda...")` called in ``branch`` (not in a function defined there)."""
+    for node in descendants(branch, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
+            continue
+        method = node.func.attr.value
+        if method == "cuda":
+            return True
+        first = node.args[0].value if node.args else None
+        if method == "to" and isinstance(first, cst.SimpleString) and str(string_value(first)).startswith("cuda"):
+            return True
+    return False
+
+
+def flag_key(key: str, truth: bool) -> str:
+    """What a value's `device_if` says of a device flag: DEVICE where `key` is true ("use_gpu"),
+    or where it is false ("not args.no_cuda", moved under `if not args.no_cuda:`)."""
+    return key if truth else f"not {key}"
+
+
+def fails_here(device_if: str, assumed: dict[str, bool]) -> bool:
+    """Whether the flag a DEVICE needs (`flag_key`) is known not to hold where the walk is."""
+    if device_if.startswith("not "):
+        return assumed.get(device_if[4:]) is True
+    return assumed.get(device_if) is False
 
 
 def device_flag_assumptions(test: cst.BaseExpression, is_flag: Callable[[cst.BaseExpression], str | None],

@@ -54,7 +54,14 @@ from .calls import CallEvaluator, rest_bindings
 from .exports import ForeignClass, stored_by_this_caller
 from .expressions import ExpressionEvaluator
 from .facts import Facts
-from .guards import Assumptions, GradOffNames, grad_mode_of, is_flag_name
+from .guards import (
+    Assumptions,
+    GradOffNames,
+    flag_key,
+    flags_guarding_gpu_moves,
+    grad_mode_of,
+    is_flag_name,
+)
 from .heap import Heap
 from .imports import ImportTable
 from .project import ProjectView
@@ -436,9 +443,24 @@ class Interpreter:
         key = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
         if key is None:
             return None
-        if self.facts.value_of(test).has(Flag.DEVICE_FLAG) or is_flag_name(key):
+        if self.facts.value_of(test).has(Flag.DEVICE_FLAG) or is_flag_name(key) or key in self.flags_by_use:
             return key
         return None
+
+    @functools.cached_property
+    def flags_by_use(self) -> frozenset[str]:
+        """Tests the file makes GPU moves under (`if self.gpu_mode: self.G.cuda()`): device flags
+        whatever their names (guards.flags_guarding_gpu_moves)."""
+        return flags_guarding_gpu_moves(self.module)
+
+    def moved_here(self, moved: Value) -> Value:
+        """A value just moved to a GPU, as seen where it was moved: under `if use_gpu:` its DEVICE
+        needs that flag wherever the value goes (a field, a module moved in place, a container),
+        not only in the names the branch leaves behind (StatementExecutor._assuming)."""
+        if not self.assumed:
+            return moved
+        key, truth = next(reversed(self.assumed.items()))  # the innermost test (a value keeps one flag)
+        return moved.guarded_by(flag_key(key, truth))
 
     def assuming(self, assumptions: Assumptions, branch: Callable[[], Value | None]) -> Value | None:
         """Run `branch` knowing these device flags' values; what it returns is seen accordingly."""

@@ -32,6 +32,7 @@ from .guards import (
     branch_narrowings,
     device_flag_assumptions,
     dtype_narrowing,
+    flag_key,
     isinstance_narrowing,
     then,
     type_narrowings,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 def seen_under(value: Value, assumptions: Assumptions) -> Value:
     """A value as the rest of the code sees it after a branch where these flags held."""
     for key, truth in assumptions:
-        value = value.guarded_by(key) if truth else value.unless(key)
+        value = value.guarded_by(flag_key(key, truth)).unless(flag_key(key, not truth))
     return value
 
 
