@@ -28,6 +28,18 @@ def is_device_move(facts: Facts, call: cst.Call) -> bool:
     return False
 
 
+def to_a_gpu(facts: Facts, call: cst.Call) -> bool:
+    """`.cuda()`, or `.to(device)` whose target may be a GPU and is not the CPU."""
+    assert isinstance(call.func, cst.Attribute)
+    if call.func.attr.value == "cuda":
+        return True
+    if call.func.attr.value != "to":
+        return False
+    targets = [arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "device"][:1]
+    return any(facts.value_of(target).has(Flag.DEVICE_SPEC) and not facts.value_of(target).has(Flag.CPU_SPEC)
+               for target in targets)
+
+
 class CpuBeforeDetach(Rule):
     code = "DET102"
     name = "cpu-before-detach"
@@ -37,7 +49,9 @@ class CpuBeforeDetach(Rule):
         "followed by `.detach()` on a value that may require grad: a model or loss output, a "
         "parameter, a `requires_grad=True` tensor, or what a call in the file passes a helper. A "
         "helper's parameter that only callers the file does not show could fill is not enough "
-        "(as for DET101: the claim would depend on the caller)."
+        "(as for DET101: the claim would depend on the caller). A move to the GPU of a value "
+        "already there (`.to(device)` of a model's output on `device`) copies nothing and is "
+        "not flagged."
     )
     why_bad = (
         "While grad is on, every operation on a tensor that requires grad is recorded in the "
@@ -55,6 +69,9 @@ class CpuBeforeDetach(Rule):
         "import torch\nx = torch.ones(3)\nx.cpu().detach()\n",
         "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.cpu().detach()\n",
         "import torch\nw = torch.ones(3, requires_grad=True)\nw.to(torch.float64).detach()\n",
+        # Already on the device it is moved to: `.to(device)` returns the tensor itself.
+        ("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+         "w = torch.ones(3, requires_grad=True).to(device) * 2\nw.to(device).detach()\n"),
     ]
     INVALID = [
         Invalid(
@@ -74,5 +91,8 @@ class CpuBeforeDetach(Rule):
                 continue
             if move.func.attr.value not in DEVICE_MOVES or not is_device_move(facts, move):
                 continue
-            if facts.grad_enabled_at(move) and facts.value_of(method_receiver(move)).has(Flag.GRAD):
+            moved = facts.value_of(method_receiver(move))
+            if moved.has(Flag.DEVICE) and to_a_gpu(facts, move):
+                continue  # already there: `.to(device)` gives the tensor itself, no copy is recorded
+            if facts.grad_enabled_at(move) and moved.has(Flag.GRAD):
                 yield self.finding(move.func.attr, fix=detach_before_move(call))
