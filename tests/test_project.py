@@ -6,6 +6,7 @@ the project's folder on sys.path) and fails, or runs clean, as the diagnostics c
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -1232,3 +1233,54 @@ def test_a_method_only_one_project_class_defines_is_what_an_unknown_object_runs(
     write(tmp_path, {"other.py": "class Other:\n    def log_validation(self, loss, y_pred):\n        return None\n"})
     forget_projects()
     assert codes(tmp_path, "logger.py") == []
+
+
+@pytest.mark.parametrize("added", [
+    'sys.path.append("../lib")',
+    'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))',
+    'sys.path.append(str(Path(__file__).resolve().parents[1] / "lib"))',
+])
+def test_a_folder_a_script_adds_to_sys_path_holds_its_imports(tmp_path: Path, added: str) -> None:
+    """Research code imports its package through the path (`sys.path.append("../lib")`, then
+    `from models import Net`): the project index looks there too (analysis/import_paths.py)."""
+    write(tmp_path, {"setup.py": "", "lib/models.py": MODELS, "scripts/train.py": f"""
+        import os
+        import sys
+        from pathlib import Path
+        {added}
+        import torch
+        from models import Net
+
+        model = Net()
+        out = model(torch.ones(1, 3))
+        print(out.numpy())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "scripts/train.py")] == [(10, "DET101")]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    proof = subprocess.run([sys.executable, "train.py"], cwd=tmp_path / "scripts", env=env,
+                           capture_output=True, text=True, check=False, timeout=120)
+    assert GRAD_ERROR in proof.stderr
+    elsewhere = tmp_path / "scripts" / "train.py"
+    elsewhere.write_text(elsewhere.read_text().replace("lib", "vendor"))  # a folder with no such module
+    forget_projects()
+    assert codes(tmp_path, "scripts/train.py") == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('sys.path.append("../semi-supervised")', ("cwd", "../semi-supervised")),
+    ("sys.path.insert(0, '.')", ("cwd", ".")),
+    ("sys.path.append(os.path.dirname(__file__))", ("file", ".")),
+    ("sys.path.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))", ("file", "..")),
+    ('sys.path.insert(1, os.path.join(os.path.dirname(__file__), "src", "pkg"))', ("file", "src/pkg")),
+    ("sys.path.append(str(Path(__file__).parent.parent))", ("file", "..")),
+    ('sys.path.append(str(Path(__file__).absolute().parents[2] / "third_party"))', ("file", "../../third_party")),
+    ('sys.path.append("/opt/lib")', None),
+    ("sys.path.append(os.environ['ROOT'])", None),
+    ("sys.path.append(__file__)", None),
+    ("paths.append('../lib')", None),
+])
+def test_which_sys_path_additions_are_read(text: str, expected: tuple[str, str] | None) -> None:
+    from flake8_detach.analysis.import_paths import added_folder
+
+    call = ast.parse(text).body[0].value  # type: ignore[attr-defined]
+    assert added_folder(call) == expected

@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 from .callers import CallerIndex
 from .demand import definition_of
 from .exports import decode, join_encoded
+from .import_paths import added_folder
 from .values import Value
 from .witness import holds, recorded, to_data
 
@@ -64,7 +65,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "11"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "12"  # bump when a summary's layout or meaning changes
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -214,6 +215,7 @@ class _Summariser(ast.NodeVisitor):
         self.lines: list[str] = []  # the text's lines, for the grad-off and freeze tests' text checks
         self.devices: list[str] = []  # module-level names bound to a device that may be a GPU
         self.returns: list[ast.Return] | None = None  # the `return`s of the top-level unit walked
+        self.sys_path: list[list[str]] = []  # folders added to sys.path: [base, folder] (import_paths.py)
         # One lookup per node instead of NodeVisitor's name-built getattr (most of the walk's time).
         self._handlers: dict[type, Callable[[Any], None]] = {
             ast.ClassDef: self.visit_ClassDef, ast.FunctionDef: self.visit_FunctionDef,
@@ -407,6 +409,10 @@ class _Summariser(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         self._note_call(func, node)
+        if type(func) is ast.Attribute and func.attr in ("append", "insert"):
+            folder = added_folder(node)  # `sys.path.append("../src")`: where its imports are found
+            if folder is not None and list(folder) not in self.sys_path:
+                self.sys_path.append(list(folder))
         for part in (*node.args, *(keyword.value for keyword in node.keywords)):
             self.visit(part)
         if isinstance(func, ast.Attribute):
@@ -470,7 +476,8 @@ class _Summariser(ast.NodeVisitor):
         return {"imports": self.imports, "classes": self.classes, "functions": self.functions,
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
-                "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields}
+                "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields,
+                "sys_path": self.sys_path}
 
 
 def _parameter_fields(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
@@ -724,6 +731,7 @@ class Project:
     # and a string is no object for the cycle collector to walk at each of flake8's full passes.
     _files: dict[str, tuple[Path, str] | None] = field(default_factory=dict)
     _definitions: dict[str, Unit | None] = field(default_factory=dict)
+    _sys_path: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # per importer: _added_folders
     _known: frozenset[str] | None = None
     _callers_of: list[Path] | None = None
     # Per file, its exports computed so far, each with the top-level definitions it covers
@@ -837,7 +845,9 @@ class Project:
     # Resolving names.
     def module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
         """The project file a dotted reference names and the rest of it (the name inside), or None."""
-        key = f"{importer.parent if not dotted.startswith(THIS_MODULE) else importer}\0{dotted}"
+        # Files of one folder resolve alike, unless one adds folders to sys.path.
+        shared = not dotted.startswith(THIS_MODULE) and not self._added_folders(importer)
+        key = f"{importer.parent if shared else importer}\0{dotted}"
         if key not in self._files:
             self._files[key] = self._module_file(importer, dotted)
         return self._files[key]
@@ -853,8 +863,28 @@ class Project:
             parts = [part for part in dotted[level:].split(".") if part]
             return self._longest_module(parts, (base,), allow_package_itself=True)
         parts = dotted.split(".")
-        bases = (importer.parent, self.root, self.root / "src")
+        bases = (importer.parent, self.root, self.root / "src", *self._added_folders(importer))
         return self._longest_module(parts, bases)
+
+    def _added_folders(self, importer: Path) -> tuple[Path, ...]:
+        """The folders the importing file adds to sys.path (import_paths.py), inside the project:
+        relative to its own folder, and a plain string also relative to the root (the working
+        directory a script may be run from)."""
+        key = str(importer)
+        found = self._sys_path.get(key)
+        if found is None:
+            found = self._sys_path[key] = tuple(self._read_added_folders(importer))
+        return found
+
+    def _read_added_folders(self, importer: Path) -> list[Path]:
+        summary = self.summary(importer) if importer.suffix in (".py", ".ipynb") else None
+        folders: list[Path] = []
+        for base, folder in (summary or {}).get("sys_path", ()):
+            for start in (importer.parent, self.root) if base == "cwd" else (importer.parent,):
+                found = Path(os.path.normpath(start / folder))
+                if found.is_relative_to(self.root) and found not in folders:
+                    folders.append(found)
+        return folders
 
     def _longest_module(self, parts: list[str], bases: Iterable[Path],
                         allow_package_itself: bool = False) -> tuple[Path, str] | None:
