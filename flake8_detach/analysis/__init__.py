@@ -17,7 +17,8 @@ Where each concern lives:
 - :mod:`.heap`: containers and objects named by the node that made them;
 - :mod:`.project`: how a value gets from ``models.py`` to ``train.py``: the project's root, its
   imports (star re-exports included) and cached ``ast`` summaries of its other files, notebooks
-  included as callers; :mod:`.callers`: who calls a project function, read lazily from the
+  included as callers (:mod:`.import_paths`: the folders a file adds to ``sys.path``, where its
+  imports are looked for too); :mod:`.callers`: who calls a project function, read lazily from the
   files that name it, and whether every call runs with grad off; :mod:`.exports`: what each file gives
   the files that import it (what its functions return, its classes' fields) and what its calls
   pass to theirs, computed per question over the definitions :mod:`.demand` says can change the

@@ -8,7 +8,8 @@ project, read cheaply with :mod:`ast` (never libcst, never the full interpreter)
 - the **root** is found as flake8 and ruff do: the nearest folder upwards holding
   ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git`` (none: the file's own folder);
 - a **module name** resolves as Python would run the code: from the importing file's folder (a
-  script's ``sys.path[0]``), from the root, and from ``root/src``; relative imports from the
+  script's ``sys.path[0]``), from the root, from ``root/src`` and from the folders the file adds
+  to ``sys.path`` (:mod:`.import_paths`); relative imports from the
   importing file's package. What resolves to no file of the project is a library;
 - each file gets a **summary** (:func:`summarise`, JSON): its imports, classes and their bases,
   functions that turn grad off when used as decorators or contexts (a body that returns or wraps
