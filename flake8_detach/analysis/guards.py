@@ -421,15 +421,22 @@ def flags_guarding_gpu_moves(module: cst.Module) -> frozenset[str]:
 
 
 def _moves_to_a_gpu(branch: cst.CSTNode) -> bool:
-    """`.cuda(...)` or `.to("cuda...")` called in ``branch`` (not in a function defined there)."""
+    """`.cuda(...)`, `.to("cuda...")` or `.to(device)` (a conventional device name: `DEVICE`,
+    `args.device`) called in ``branch`` (not in a function defined there)."""
     for node in descendants(branch, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute):
             continue
         method = node.func.attr.value
         if method == "cuda":
             return True
-        first = node.args[0].value if node.args else None
-        if method == "to" and isinstance(first, cst.SimpleString) and str(string_value(first)).startswith("cuda"):
+        target = next((arg.value for arg in node.args if arg.keyword is None or arg.keyword.value == "device"), None)
+        if method != "to" or target is None:
+            continue
+        if isinstance(target, cst.SimpleString) and str(string_value(target)).startswith("cuda"):
+            return True
+        named = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(
+            target, cst.Name) else None
+        if named is not None and sem.is_device_name(named):
             return True
     return False
 
