@@ -5,7 +5,8 @@ Usage: python benchmarks/review/recall_sites.py CORPUS FLAGGED.json [--seed 0] [
 
 Kinds of site: `.numpy()` calls (DET101/DET104), `.data` attributes other than `torch.utils.data`
 and `self.data` (DET103), `np.*(...)` calls with an argument and matplotlib plotting calls with an
-argument (DET106). A site counts as flagged when a diagnostic of its rules is on its line. Prints
+argument (DET106), and pandas frames, seaborn plots and scikit-learn metrics given an argument
+(`lib`, DET106). A site counts as flagged when a diagnostic of its rules is on its line. Prints
 the flagged and unflagged counts per kind and writes a seeded sample of the unflagged sites, each
 with its context, to `recall-sample.json` for labelling by hand. With `-` for the dump, every
 `.py` and notebook of the corpus counts as unflagged: a sample labelled before any engine runs on it.
@@ -27,7 +28,17 @@ PLOTTING = frozenset(
     "matshow boxplot semilogy loglog".split()
 )
 AXES_NAMES = frozenset({"plt", "ax", "axes", "ax1", "ax2"})
-RULES = {"numpy": {"DET101", "DET104"}, "data": {"DET103"}, "np": {"DET106"}, "plt": {"DET106"}}
+# Converting calls of other libraries (DET106's pandas, seaborn and scikit-learn sinks): a kind of
+# its own, last, so that the seeded samples of the kinds before it stay what they were.
+LIBRARY_FRAMES = {"pd": {"DataFrame", "Series"}, "pandas": {"DataFrame", "Series"}}
+LIBRARY_MODULES = frozenset({"sns", "seaborn"})
+SKLEARN_METRICS = frozenset(
+    "roc_auc_score accuracy_score f1_score precision_score recall_score confusion_matrix classification_report "
+    "mean_squared_error mean_absolute_error r2_score average_precision_score roc_curve precision_recall_curve "
+    "log_loss balanced_accuracy_score matthews_corrcoef top_k_accuracy_score".split()
+)
+RULES = {"numpy": {"DET101", "DET104"}, "data": {"DET103"}, "np": {"DET106"}, "plt": {"DET106"},
+         "lib": {"DET106"}}
 NOT_TENSOR_DATA = ("torch.utils.data", "utils.data", "self.data", "torchvision")
 
 
@@ -43,10 +54,24 @@ def sites(tree: ast.AST) -> Iterator[tuple[str, int, str]]:
                 (isinstance(base, ast.Name) and base.id in AXES_NAMES) or isinstance(base, ast.Subscript)
             ):
                 yield "plt", node.lineno, ast.unparse(node)[:100]
-        elif isinstance(node, ast.Attribute) and node.attr == "data":
+        if isinstance(node, ast.Call) and node.args and _converting_library_call(node.func):
+            yield "lib", node.lineno, ast.unparse(node)[:100]
+        if isinstance(node, ast.Attribute) and node.attr == "data":
             text = ast.unparse(node)
             if not text.startswith(NOT_TENSOR_DATA):
                 yield "data", node.lineno, text[:100]
+
+
+def _converting_library_call(func: ast.expr) -> bool:
+    """`pd.DataFrame(...)`, `sns.lineplot(...)`, `roc_auc_score(...)` / `metrics.f1_score(...)`."""
+    if isinstance(func, ast.Name):
+        return func.id in SKLEARN_METRICS
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in SKLEARN_METRICS:
+        return True
+    base = func.value.id if isinstance(func.value, ast.Name) else None
+    return base is not None and (func.attr in LIBRARY_FRAMES.get(base, ()) or base in LIBRARY_MODULES)
 
 
 def main() -> None:
