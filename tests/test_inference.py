@@ -508,6 +508,24 @@ def test_evidence_by_use_makes_an_unknown_object_a_tensor_for_data() -> None:
     assert lines(fields.replace("self.net.parameters()", "self.net.items()")) == []
 
 
+@pytest.mark.parametrize(("use", "flagged"), [
+    ("outs.append(labels.cpu().detach().numpy())", True),  # a tensor-only method after same-kind ones
+    ("outs.append(labels.numpy())", True),
+    ("outs.append(labels.unsqueeze(0))", True),
+    ("outs.append(labels.cpu())", False),  # modules and PackedSequences have `.cpu()` too
+    ("outs.append(labels.data.numpy())", False),  # a Dataset's `.data` may be a tensor: no evidence on `labels`
+    ("outs.append(np.asarray(labels))", False),
+])
+def test_a_batch_used_as_only_a_tensor_can_be_is_a_tensor_for_data(use: str, flagged: bool) -> None:
+    """`for x, labels in loader:` of a loader the file cannot see into: `labels.cpu().detach()` in
+    the same function says `labels` is a tensor, so its `.data` is Tensor.data."""
+    source = ("import numpy as np\nimport torch\n\n\ndef evaluate(loader, device):\n    outs = []\n"
+              "    for x, labels in loader:\n        labels = labels.to(device)\n"
+              "        if labels.data.dtype != torch.long:\n            print(labels.dtype)\n"
+              f"        {use}\n    return outs\n")
+    assert [found for found in lines(source) if found[1] == "DET103"] == ([(9, "DET103")] if flagged else [])
+
+
 def test_a_branch_that_returns_inside_a_with_block_does_not_fall_through() -> None:
     """yolov5's AutoShape.forward: `if isinstance(ims, torch.Tensor): with autocast(): return ...`;
     below it `ims` is no tensor, so `im.data` of its elements is an ndarray's buffer."""
@@ -791,3 +809,23 @@ def test_a_module_whose_forward_returns_nothing_gives_no_tensor(body: str) -> No
     filled = source.replace("print(Act()", "class Filled(Act):\n    def forward(self, x):\n"
                                            "        return self.fc(x)\n\n\nprint(Filled()")
     assert lines(filled) == [(filled.count("\n"), "DET101")]
+
+
+def test_a_branch_switched_off_by_a_constant_test_is_not_analysed() -> None:
+    """`if True: ... else:` / `if 0:` (code switched off by hand): the dead branch makes no claim
+    about runtime, and binds nothing that flows on."""
+    source = ("import torch\n\nw = torch.ones(3, requires_grad=True)\nif True:\n    v = w.detach()\nelse:\n"
+              "    v = w\n    print(w.data)\nif 0:\n    print(w.numpy())\nprint(v.numpy())\nif not False:\n"
+              "    print(w.data)\n")
+    assert lines(source) == [(13, "DET103")]
+
+
+def test_a_torch_functions_count_keywords_carry_no_grad() -> None:
+    """`F.one_hot(target, num_classes=model.n_classes)`: the class count is no tensor, whatever
+    the module attribute read for it is taken to be (semantics.SCALAR_KEYWORDS)."""
+    source = ("import torch\nimport torch.nn.functional as F\nfrom sklearn.metrics import roc_auc_score\n\n\n"
+              "def evaluate(model, target, probs):\n    model.train()\n    onehot = F.one_hot(target.long(), "
+              "num_classes=model.n_classes)\n    return roc_auc_score(onehot, probs.detach().cpu())\n\n\n"
+              "evaluate(torch.nn.Linear(2, 2), torch.tensor([0, 1]), torch.rand(2, 2))\n")
+    assert lines(source) == []
+    assert lines(source.replace("num_classes=model.n_classes", "model.weight")) != []

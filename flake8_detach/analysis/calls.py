@@ -694,7 +694,8 @@ class CallEvaluator:
         if qualified.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.")) or last.startswith("is_"):
             return EMPTY
         operands = []
-        for index, value in enumerate(positional + list(keywords.values())):
+        flowing = [value for name, value in keywords.items() if name not in sem.SCALAR_KEYWORDS]
+        for index, value in enumerate(positional + flowing):
             part = value.element().tensor_part() if value.has(Flag.CONTAINER) else value.tensor_part()
             if index > 0:
                 # Only the input of a torch function is a tensor of unknown origin; `size=`,

@@ -108,7 +108,7 @@ class ExpressionEvaluator:
         self.interp = interp
         self.facts = interp.facts
         self.imports = interp.imports
-        self._grad_readers: dict[cst.FunctionDef, frozenset[str]] = {}  # names whose `.grad` a function reads
+        self._tensor_users: dict[cst.FunctionDef, frozenset[str]] = {}  # names a function uses as tensors
         self._own_autograd_class: bool | None = None  # a class of the file has `data` and `grad` fields
         # libcst's node classes are final, so the exact type is the key. Kinds not listed have
         # their sub-expressions evaluated and give no evidence.
@@ -407,21 +407,22 @@ class ExpressionEvaluator:
         return EMPTY
 
     def _used_as_tensor(self, name: cst.Name, value: Value) -> bool:
-        """`param.data -= lr * param.grad`: an object of unknown kind whose `.grad` the same
-        function reads is a tensor (only tensors carry autograd's `.grad`), so its `.data` is
-        Tensor.data. Module-level code makes its objects where the file shows them."""
-        if value.is_tensor_like or value.has(Flag.NOT_TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.INSTANCE):
-            return False
-        if not value.has(Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT) and value.flags:
+        """`param.data -= lr * param.grad`, `labels.data` ... `labels.cpu().detach()`: an object
+        of unknown kind that the same function uses as only a tensor can be used (`_tensor_users`)
+        is a tensor, so its `.data` is Tensor.data. Module-level code makes its objects where the
+        file shows them."""
+        if value.has(Flag.TENSOR | Flag.GRAD | Flag.NOT_TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.INSTANCE):
+            return False  # known already
+        if value.flags & ~_KIND_UNKNOWN and not value.has(Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT):
             return False
         function = self.interp.current_function
         if function is None:
             return False
         scope = function.node
-        readers = self._grad_readers.get(scope)
-        if readers is None:
-            readers = self._grad_readers[scope] = _grad_readers(scope)
-        if name.value not in readers:
+        users = self._tensor_users.get(scope)
+        if users is None:
+            users = self._tensor_users[scope] = _tensor_users(scope)
+        if name.value not in users:
             return False
         if self._own_autograd_class is None:
             self._own_autograd_class = _defines_data_and_grad(self.interp.module)
@@ -541,10 +542,38 @@ def _attribute_view(base: Value, attr: str) -> Value:
 
 
 
-def _grad_readers(scope: cst.FunctionDef) -> frozenset[str]:
-    """The names whose `.grad` a function's body reads, nested functions and classes left out."""
-    return frozenset(node.value.value for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-                     if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name))
+# Flags that leave open what kind of object a value is (a batch moved with `.to(device)`).
+_KIND_UNKNOWN = Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.DEVICE | DTYPES
+# Methods only a torch tensor has among the objects code converts (NumPy arrays, pandas frames,
+# modules, PackedSequence, PIL images, plain Python): calling one says the receiver is a tensor.
+TENSOR_ONLY_METHODS = frozenset({
+    "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook",
+    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "clamp", "clamp_",
+})
+# Methods that give back the same kind of object (a tensor for a tensor, a module for a module):
+# `labels.cpu().detach()` says what `labels` is as `labels.detach()` does.
+_SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
+
+
+def _tensor_users(scope: cst.FunctionDef) -> frozenset[str]:
+    """The names a function's body uses as tensors only can be used (nested functions and classes
+    left out): their `.grad` is read (only tensors carry autograd's gradient), or a tensor-only
+    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`)."""
+    found: set[str] = set()
+    for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Attribute:
+            continue
+        attr = node.attr.value
+        if attr == "grad" and type(node.value) is cst.Name:
+            found.add(node.value.value)
+        elif attr in TENSOR_ONLY_METHODS:
+            receiver = node.value
+            while (type(receiver) is cst.Call and type(receiver.func) is cst.Attribute
+                   and receiver.func.attr.value in _SAME_KIND_METHODS):
+                receiver = receiver.func.value
+            if type(receiver) is cst.Name:
+                found.add(receiver.value)
+    return frozenset(found)
 
 
 _DATA_AND_GRAD = frozenset({"data", "grad"})

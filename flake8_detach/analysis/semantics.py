@@ -64,6 +64,16 @@ SHAPE_ARGUMENT_METHODS = frozenset(
     tensor_split unbind t contiguous unfold diagonal triu tril index_select gather masked_select
     repeat_interleave""".split()
 )
+# Keyword parameters of torch functions that take sizes, counts, flags or names, never a tensor
+# whose grad or device flows into the result: `F.one_hot(t, num_classes=model.n_classes)` is as
+# `t` is, whatever the attribute read for the count is taken to be.
+SCALAR_KEYWORDS = frozenset(
+    """dim dims num_classes keepdim dtype size mode p eps reduction ignore_index label_smoothing k
+    largest sorted align_corners scale_factor padding stride kernel_size dilation groups diagonal
+    descending stable num_samples replacement correction unbiased decimals chunks sections
+    split_size_or_sections repeats output_size inplace negative_slope approximate start_dim
+    end_dim layout pin_memory memory_format generator""".split()
+)
 # Reductions that return (values, indices) when given a dimension.
 VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
 # Methods and attributes whose result is a plain Python object, not a tensor.

@@ -73,6 +73,17 @@ def literal_bool(node: cst.BaseExpression) -> bool | None:
     return None
 
 
+def constant_truth(test: cst.BaseExpression) -> bool | None:
+    """The truth of a test written as a constant (`if True:`, `if 0:`, `if not False:`): the
+    branch that runs whatever the program does; None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = constant_truth(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Integer):
+        return test.evaluated_value != 0
+    return literal_bool(test)
+
+
 def keyword_is_false(node: cst.Call, keyword: str | None) -> bool:
     """Whether the call passes a literal False (as `keyword=`, or first positional for None)."""
     for arg in node.args:
