@@ -1284,3 +1284,38 @@ def test_which_sys_path_additions_are_read(text: str, expected: tuple[str, str] 
 
     call = ast.parse(text).body[0].value  # type: ignore[attr-defined]
     assert added_folder(call) == expected
+
+
+VIEWER = """
+    import torch
+
+
+    def load_model(path):
+        checkpoint = torch.load(path)
+        model = checkpoint["model"]
+        model.cpu()
+        return [], model
+
+
+    def show_next(loader, model, x):
+        return model(x).data.numpy()
+"""
+
+
+def test_a_script_passes_what_a_project_loader_returned_to_a_project_helper(tmp_path: Path) -> None:
+    """`loader, model = V.load_model(path)` then `V.show_next(loader, model, x)` in a script or a
+    notebook: the helper's `model` is the loaded model (exports of entry points read what other
+    project files return, one level deep)."""
+    script = """
+        import torch
+        import viewer as V
+
+        if __name__ == "__main__":
+            loader, model = V.load_model("model.pt")
+            V.show_next(loader, model, torch.ones(3))
+    """
+    write(tmp_path, {"setup.py": "", "viewer.py": VIEWER, "run.py": script})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "viewer.py")] == [(12, "DET103")]
+    forget_projects()
+    write(tmp_path, {"run.py": script.replace('if __name__ == "__main__":', "def main():")})
+    assert codes(tmp_path, "viewer.py") == []  # a library module's export reads no other file's returns

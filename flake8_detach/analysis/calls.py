@@ -639,20 +639,20 @@ class CallEvaluator:
             return Value(Flag.MODULE, callee=ForeignClass(qualified))
         if project is not None and not project.values and project.names_class(qualified):
             return Value(callee=ForeignClass(qualified))  # an instance: what its methods get is noted
-        if project is not None and project.values:
-            if project.is_class(qualified):
-                # An instance: its methods' values are known, and a heap object (this call's) keeps
-                # what this file passes to it, for the methods that hand it back (`_foreign_call`).
-                # Two heap objects of this call: the instance's own (as any object a call makes:
-                # indexing it reads it), and, named by the call's function node, the one that
-                # keeps what the file passes to its methods (read only by `_foreign_call`).
-                kept = next(iter(self.interp.heap.allocate(node.func, EMPTY).objs))
-                instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified, kept)))
-                self._keep_passed(instance, positional, keywords)
-                for field, value in self.interp.fields_stored_by((qualified,), "__init__", positional, keywords):
-                    old = self.interp.constructed_fields.get((kept, field), EMPTY)
-                    self.interp.constructed_fields[(kept, field)] = old.merge(value)
-                return instance
+        if project is not None and project.values and project.is_class(qualified):
+            # An instance: its methods' values are known, and a heap object (this call's) keeps
+            # what this file passes to it, for the methods that hand it back (`_foreign_call`).
+            # Two heap objects of this call: the instance's own (as any object a call makes:
+            # indexing it reads it), and, named by the call's function node, the one that
+            # keeps what the file passes to its methods (read only by `_foreign_call`).
+            kept = next(iter(self.interp.heap.allocate(node.func, EMPTY).objs))
+            instance = self.interp.heap.allocate(node, Value(Flag.NONE, callee=ForeignClass(qualified, kept)))
+            self._keep_passed(instance, positional, keywords)
+            for field, value in self.interp.fields_stored_by((qualified,), "__init__", positional, keywords):
+                old = self.interp.constructed_fields.get((kept, field), EMPTY)
+                self.interp.constructed_fields[(kept, field)] = old.merge(value)
+            return instance
+        if project is not None and (project.values or project.returns):
             returned = project.returns_of(qualified)
             if returned is not None:  # a function of another project file
                 return _with_arguments(returned, [*positional, *keywords.values()])

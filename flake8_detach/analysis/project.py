@@ -67,6 +67,9 @@ MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost w
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
 SUMMARY_FORMAT = "12"  # bump when a summary's layout or meaning changes
+# `if __name__ == "__main__":` (either quotes, either order): the file is run as a script.
+_MAIN_GUARD = re.compile(
+    rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""", re.MULTILINE)
 SUMMARY_FOLDER = "project-summaries"
 # Checked on torch 2.13: these turn grad off as `with X():` and as `@X()` (no_grad also as `@X`).
 TORCH_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -737,8 +740,12 @@ class Project:
     _callers_of: list[Path] | None = None
     # Per file, its exports computed so far, each with the top-level definitions it covers
     # (None: all of them; analysis/demand.py).
-    _exports: dict[Path, list[tuple[frozenset[str] | None, dict[str, Any] | None]]] = field(default_factory=dict)
+    # Per file and depth (see `exports`), its exports computed so far.
+    _exports: dict[tuple[Path, bool], list[tuple[frozenset[str] | None, dict[str, Any] | None]]] = field(
+        default_factory=dict)
     _exporting: set[Path] = field(default_factory=set)
+    _export_depth: int = 0  # exports being computed, nested: only the outermost reads returns
+    _entry_points: dict[str, bool] = field(default_factory=dict)
     _local_calls: dict[Path, dict[str, frozenset[str]]] = field(default_factory=dict)
     _module_methods: dict[str, tuple[Unit, ...] | None] = field(default_factory=dict)
     _unique_methods: dict[str, Unit | None] = field(default_factory=dict)
@@ -762,29 +769,49 @@ class Project:
         calls pass (analysis/exports.py), for the top-level definitions ``roots`` (None: all),
         once per content and project state: an export that covers them already answers."""
         wanted = None if roots is None else frozenset(roots)
-        known = self._exports.setdefault(path, [])
+        deep = self._export_depth == 0 and self._entry_point(path)  # reads what other files return
+        known = self._exports.setdefault((path, deep), [])
         for cover, found in known:
             if cover is None or (wanted is not None and wanted <= cover):
                 return found
         if path in self._exporting:
             return None  # a file whose export is being computed exports nothing meanwhile
         self._exporting.add(path)
+        self._export_depth += 1
         try:
-            found = self._compute_exports(path, wanted)
+            found = self._compute_exports(path, wanted, deep)
         finally:
             self._exporting.discard(path)
+            self._export_depth -= 1
         covered = None if found is None else found.get("covered")
         known.append((None if covered is None else frozenset(covered), found))
         return found
 
-    def _compute_exports(self, path: Path, roots: frozenset[str] | None) -> dict[str, Any] | None:
+    def _entry_point(self, path: Path) -> bool:
+        """A notebook or a script (`if __name__ == "__main__":`): where a project's objects are
+        made by its own loaders and handed to its helpers (`model = V.load(...)`, then
+        `V.show(model)`). Library modules, which most exports are of, pass on what they get."""
+        key = str(path)
+        found = self._entry_points.get(key)
+        if found is None:
+            data = python_text(path) if path.suffix in (NOTEBOOK_SUFFIX, ".py") else None
+            found = self._entry_points[key] = path.suffix == NOTEBOOK_SUFFIX or (
+                data is not None and _MAIN_GUARD.search(data) is not None)
+        return found
+
+    def _compute_exports(self, path: Path, roots: frozenset[str] | None, deep: bool) -> dict[str, Any] | None:
+        """``deep``: the export reads what other project files' functions return (their own
+        exports then read nothing further): one level, for an entry point (`_entry_point`), so
+        that `model, data = V.load(...)` in a notebook passes the loaded model on to
+        `V.show(model)`, while exports stay bounded."""
         from .exports import EXPORT_FORMAT, compute_exports
 
         data = python_text(path)
         if data is None:
             return None
-        view = ProjectView(self, path, values=False)
-        kind = f"exports-{EXPORT_FORMAT}" + ("" if roots is None else ":" + ",".join(sorted(roots)))
+        view = ProjectView(self, path, values=False, returns=deep)
+        kind = (f"exports-{EXPORT_FORMAT}" + ("" if deep else "-flat")
+                + ("" if roots is None else ":" + ",".join(sorted(roots))))
         return self.store.witnessed(data, kind, view,
                                     lambda raw: compute_exports(raw.decode("utf-8", "replace"), view, roots))
 
@@ -1128,6 +1155,7 @@ class ProjectView:
     project: Project
     path: Path
     values: bool = True  # whether other files' exports are read (not while computing an export)
+    returns: bool = True  # whether other files' functions' return values are (an export's first level)
     # While not None, each question and its answer (analysis/witness.py): what a cached result needs.
     witness: dict[Any, list[Any]] | None = None
 
@@ -1219,7 +1247,7 @@ class ProjectView:
     @recorded
     def returns_of(self, qualified: str) -> Value | None:
         """What a function of another project file returns to a caller it does not know."""
-        if not self.values or qualified.startswith("torch."):
+        if not (self.values or self.returns) or qualified.startswith("torch."):
             return None
         found = self.project.exported(self.path, qualified, "returns")
         return None if found is None else decode(found[1], f"value returned by {qualified.rsplit('.', 1)[-1]}()")
