@@ -9,9 +9,9 @@ The walk asks these questions; the answers come from syntax and the file's impor
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Optional
+from typing import Any, Optional
 
 import libcst as cst
 
@@ -389,35 +389,59 @@ def is_flag_name(name: str) -> bool:
     return bool(_FLAG_NAME.match(name.rsplit(".", 1)[-1]))
 
 
-_BRANCHING = frozenset({cst.If, cst.IfExp})
-
-
 def flags_guarding_gpu_moves(module: cst.Module) -> frozenset[str]:
     """The tests that a GPU move is made under, by use: `self.gpu_mode` of `if self.gpu_mode:
-    self.G.cuda()` (or `if not args.no_cuda: x = x.cuda()`, `x.cuda() if use_gpu else x`),
-    whatever they are called. A value moved there lives on the GPU only where the test holds,
-    so `else: samples.numpy()` of the same test is the CPU path. Only a name or an attribute
-    chain counts (the `dotted` text, the key `Interpreter.device_flag` gives)."""
+    self.G.cuda()` (or `if not args.no_cuda: x = x.cuda()`, `net = net.cuda() if use_gpu else
+    net`), whatever they are called. A value moved there lives on the GPU only where the test
+    holds, so `else: samples.numpy()` of the same test is the CPU path. Only a name or an
+    attribute chain counts (the `dotted` text, the key `Interpreter.device_flag` gives). The walk
+    reads statements and the value of each assignment, not every expression (it runs per file)."""
     found: set[str] = set()
-    for node in descendants(module):
-        if type(node) not in _BRANCHING:  # exact types: isinstance on libcst's classes goes through abc
-            continue
-        branches: list[cst.CSTNode]
-        if isinstance(node, cst.If):
-            branches = [node.body]
-            if isinstance(node.orelse, cst.Else):  # an `elif` is a test of its own
-                branches.append(node.orelse.body)
-        elif isinstance(node, cst.IfExp):
-            branches = [node.body, node.orelse]
-        else:
-            continue
-        test = node.test
+    for test, branches in _branchings(module.body):
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test = test.expression
         key = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
         if key is not None and key not in found and any(_moves_to_a_gpu(branch) for branch in branches):
             found.add(key)
     return frozenset(found)
+
+
+def _branchings(statements: Sequence[cst.CSTNode]) -> Iterator[tuple[cst.BaseExpression, list[cst.CSTNode]]]:
+    """Each `if` statement's test and branches (an `elif` is a test of its own), and each `x = a
+    if test else b`, in these statements and the blocks nested in them."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.SimpleStatementLine:
+            for small in node.body:  # type: ignore[attr-defined]
+                if type(small) is cst.Assign and type(small.value) is cst.IfExp:
+                    yield small.value.test, [small.value.body, small.value.orelse]
+            continue
+        if isinstance(node, cst.If):
+            branches: list[cst.CSTNode] = [node.body]
+            if isinstance(node.orelse, cst.Else):
+                branches.append(node.orelse.body)
+            elif isinstance(node.orelse, cst.If):
+                stack.append(node.orelse)
+            yield node.test, branches
+        for block in _blocks(node):
+            stack.extend(block.body)
+
+
+def _blocks(node: cst.CSTNode) -> list[Any]:
+    """The indented blocks of a compound statement (its body, `else`, `finally`, handlers)."""
+    found = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(node, name, None)
+        if isinstance(part, cst.IndentedBlock):
+            found.append(part)
+        elif isinstance(part, (cst.Else, cst.Finally)) and isinstance(part.body, cst.IndentedBlock):
+            found.append(part.body)
+    for handler in getattr(node, "handlers", ()) or ():
+        if isinstance(handler.body, cst.IndentedBlock):
+            found.append(handler.body)
+    return found
 
 
 def _moves_to_a_gpu(branch: cst.CSTNode) -> bool:
