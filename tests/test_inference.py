@@ -829,3 +829,15 @@ def test_a_torch_functions_count_keywords_carry_no_grad() -> None:
               "evaluate(torch.nn.Linear(2, 2), torch.tensor([0, 1]), torch.rand(2, 2))\n")
     assert lines(source) == []
     assert lines(source.replace("num_classes=model.n_classes", "model.weight")) != []
+
+
+def test_a_call_on_self_runs_the_overrides_of_the_files_subclasses() -> None:
+    """`self._net_filter(out)` in a base class whose own `_net_filter` is a template: for an
+    instance of the subclass that overrides it (`self` may be one), the override runs."""
+    source = ("import torch\nfrom torch import nn\n\n\nclass Agent:\n    def __init__(self, model):\n"
+              "        self.model = model\n\n    def _net_filter(self, out):\n        ...\n\n"
+              "    @torch.no_grad()\n    def act(self, x):\n        q = self._net_filter(self.model(x))\n"
+              "        return q.data.cpu().numpy()\n\n\nclass DQNAgent(Agent):\n    def _net_filter(self, out):\n"
+              "        return out\n\n\nprint(DQNAgent(nn.Linear(3, 2)).act(torch.ones(3)))\n")
+    assert lines(source) == [(15, "DET103")]
+    assert lines(source.replace("        return out\n", "        return None\n")) == []

@@ -58,6 +58,7 @@ class CallEvaluator:
         self.interp = interp
         self.facts = interp.facts
         self.imports = interp.imports
+        self._subclasses_of: dict[tuple[int, int], list[ClassInfo]] = {}  # see _subclasses
 
     @staticmethod
     def _may_write_self(node: cst.Call, env: Env) -> bool:
@@ -127,7 +128,10 @@ class CallEvaluator:
                         env.cls.buffers.add(buffer)  # `self.pe` is a tensor of the module that is no parameter
                     info = env.cls.method(method)
                     if info is not None:
-                        return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
+                        returned = self._call_defined(info, node, positional, keywords)
+                        for override in self._overrides(env.cls, method, info):
+                            returned = returned.merge(self._call_defined(override, node, positional, keywords))
+                        return self.interp.grad_mode_result(returned)
                     known = self.interp.summaries.read_field(env.cls, method, self.interp.current_function)
                     if known is not None:
                         if _used_as_submodule(env.cls, known, positional):
@@ -372,6 +376,28 @@ class CallEvaluator:
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
         return EMPTY
+
+    def _overrides(self, cls: ClassInfo, method: str, found: FunctionInfo) -> list[FunctionInfo]:
+        """The methods named `method` that subclasses of `cls` in this file define instead of
+        `found`: `self._net_filter(q)` in a base class whose own `_net_filter` is a template runs
+        a subclass's for an instance of that subclass (`self` may be one)."""
+        overrides: list[FunctionInfo] = []
+        for other in self._subclasses(cls):
+            override = other.method(method)
+            if override is not None and override is not found and override not in overrides:
+                overrides.append(override)
+        return overrides
+
+    def _subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
+        """The classes of this file deriving from `cls`, at any depth (kept until the file
+        defines another class)."""
+        classes = self.interp.classes
+        key = (id(cls), len(classes))
+        found = self._subclasses_of.get(key)
+        if found is None:
+            found = self._subclasses_of[key] = [other for other in classes
+                                                if other is not cls and cls in other.lineage()]
+        return found
 
     @staticmethod
     def _dunder_call(callee: Value) -> FunctionInfo | None:
