@@ -893,11 +893,7 @@ class CallEvaluator:
         if method in ("cuda", "xpu", "mps"):
             return self.interp.moved_here(receiver.moved_to_device())
         if method == "to":
-            result = receiver
-            for target in positional[:1] + [keywords.get("device", EMPTY)]:
-                result = sem.device_move(target, result)
-            if result.flags & ~receiver.flags & Flag.DEVICE:
-                result = self.interp.moved_here(result)
+            result = self._moved_to(receiver, positional, keywords)
             dtype = _target_dtype(positional, keywords)
             if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
                 return _integer_cast(result, dtype, receiver)
@@ -1076,6 +1072,14 @@ class CallEvaluator:
             env.vars[receiver_name] = found
         return found
 
+    def _moved_to(self, receiver: Value, positional: list[Value], keywords: dict[str, Value]) -> Value:
+        """`x.to(target)` / `x.to(device=target)` of a tensor or a module: where it lives then (a
+        move to a GPU made under a device flag keeps the flag: Interpreter.moved_here)."""
+        moved = receiver
+        for target in positional[:1] + [keywords.get("device", EMPTY)]:
+            moved = sem.device_move(target, moved)
+        return self.interp.moved_here(moved) if moved.flags & ~receiver.flags & Flag.DEVICE else moved
+
     def _module_method(self, receiver: Value, method: str, node: cst.Call, positional: list[Value],
                        keywords: dict[str, Value], receiver_name: str | None, env: Env) -> Value:
         if method in sem.MODULE_SELF_METHODS:
@@ -1088,10 +1092,7 @@ class CallEvaluator:
             elif method == "cpu":
                 moved = receiver.with_flags(remove=Flag.DEVICE)
             elif method == "to":
-                for target in positional[:1] + [keywords.get("device", EMPTY)]:
-                    moved = sem.device_move(target, moved)
-                if moved.flags & ~receiver.flags & Flag.DEVICE:
-                    moved = self.interp.moved_here(moved)
+                moved = self._moved_to(moved, positional, keywords)
             dtype = (_target_dtype(positional, keywords) if method in ("to", "type")
                      else dt.MODULE_CAST_METHODS.get(method))
             if dtype is not None:

@@ -18,7 +18,7 @@ import libcst as cst
 from . import semantics as sem
 from .dtypes import DTYPE_NAMES
 from .imports import ImportTable
-from .syntax import descendants, dotted, literal_bool, string_value
+from .syntax import descendants, dotted, literal_bool, move_argument, string_value
 from .values import DTYPES, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
@@ -453,9 +453,10 @@ def _moves_to_a_gpu(branch: cst.CSTNode) -> bool:
         method = node.func.attr.value
         if method == "cuda":
             return True
-        target = next((arg.value for arg in node.args if arg.keyword is None or arg.keyword.value == "device"), None)
-        if method != "to" or target is None:
+        argument = move_argument(node) if method == "to" else None
+        if argument is None:
             continue
+        target = argument.value
         if isinstance(target, cst.SimpleString) and str(string_value(target)).startswith("cuda"):
             return True
         named = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(

@@ -542,8 +542,9 @@ def _bound_names(target: ast.expr) -> Iterator[str]:
         yield from _bound_names(target.value)
 
 
-# Nodes with nothing inside that the summary reads: the walk does not descend into them.
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
 def _common_methods() -> frozenset[str]:
     """Method names a call on an object of unknown class is not taken to run a project method by."""
     from . import semantics as sem
@@ -555,6 +556,7 @@ def _common_methods() -> frozenset[str]:
 
 
 _COMMON_METHODS = _common_methods()
+# Nodes with nothing inside that the summary reads: the walk does not descend into them.
 _LEAVES = frozenset({ast.Constant, ast.Load, ast.Store, ast.Del, *(operator for operator in (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr,
     ast.BitXor, ast.LShift, ast.RShift, ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Invert, ast.Eq, ast.NotEq,
@@ -738,9 +740,8 @@ class Project:
     _sys_path: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # per importer: _added_folders
     _known: frozenset[str] | None = None
     _callers_of: list[Path] | None = None
-    # Per file, its exports computed so far, each with the top-level definitions it covers
-    # (None: all of them; analysis/demand.py).
-    # Per file and depth (see `exports`), its exports computed so far.
+    # Per file and depth (deep: it reads other files' returns; see `exports`), its exports computed
+    # so far, each with the top-level definitions it covers (None: all of them; analysis/demand.py).
     _exports: dict[tuple[Path, bool], list[tuple[frozenset[str] | None, dict[str, Any] | None]]] = field(
         default_factory=dict)
     _exporting: set[Path] = field(default_factory=set)
@@ -791,12 +792,13 @@ class Project:
         """A notebook or a script (`if __name__ == "__main__":`): where a project's objects are
         made by its own loaders and handed to its helpers (`model = V.load(...)`, then
         `V.show(model)`). Library modules, which most exports are of, pass on what they get."""
+        if path.suffix != ".py":
+            return path.suffix == NOTEBOOK_SUFFIX  # a notebook needs no reading to tell
         key = str(path)
         found = self._entry_points.get(key)
         if found is None:
-            data = python_text(path) if path.suffix in (NOTEBOOK_SUFFIX, ".py") else None
-            found = self._entry_points[key] = path.suffix == NOTEBOOK_SUFFIX or (
-                data is not None and _MAIN_GUARD.search(data) is not None)
+            data = python_text(path)
+            found = self._entry_points[key] = data is not None and _MAIN_GUARD.search(data) is not None
         return found
 
     def _compute_exports(self, path: Path, roots: frozenset[str] | None, deep: bool) -> dict[str, Any] | None:

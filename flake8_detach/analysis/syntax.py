@@ -84,6 +84,12 @@ def constant_truth(test: cst.BaseExpression) -> bool | None:
     return literal_bool(test)
 
 
+def move_argument(call: cst.Call) -> cst.Arg | None:
+    """The argument that says where `.to(...)` moves: the first positional one (`.to(device)`,
+    `.to("cuda")`, `.to(torch.float64)`: a device or a dtype) or `device=`, whichever comes first."""
+    return next((arg for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None)
+
+
 def keyword_is_false(node: cst.Call, keyword: str | None) -> bool:
     """Whether the call passes a literal False (as `keyword=`, or first positional for None)."""
     for arg in node.args:

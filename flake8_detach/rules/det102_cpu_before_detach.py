@@ -6,6 +6,7 @@ import libcst as cst
 
 from ..analysis.facts import Facts
 from ..analysis.semantics import DEVICE_MOVES
+from ..analysis.syntax import move_argument
 from ..analysis.values import Flag
 from ..diagnostics import Finding
 from ..fixing.rewrites import detach_before_move
@@ -17,15 +18,9 @@ def is_device_move(facts: Facts, call: cst.Call) -> bool:
     assert isinstance(call.func, cst.Attribute)
     if call.func.attr.value != "to":
         return True
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value != "device":
-            continue
-        if facts.value_of(arg.value).has(Flag.DEVICE_SPEC | Flag.CPU_SPEC):
-            return True
-        if arg.keyword is not None:
-            return True
-        break  # only the first positional argument can be the device
-    return False
+    target = move_argument(call)  # `device=` is a device whatever its value; a positional one if it is a device
+    return target is not None and (target.keyword is not None
+                                   or facts.value_of(target.value).has(Flag.DEVICE_SPEC | Flag.CPU_SPEC))
 
 
 def to_a_gpu(facts: Facts, call: cst.Call) -> bool:
@@ -35,9 +30,9 @@ def to_a_gpu(facts: Facts, call: cst.Call) -> bool:
         return True
     if call.func.attr.value != "to":
         return False
-    targets = [arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "device"][:1]
-    return any(facts.value_of(target).has(Flag.DEVICE_SPEC) and not facts.value_of(target).has(Flag.CPU_SPEC)
-               for target in targets)
+    target = move_argument(call)
+    spec = facts.value_of(target.value) if target is not None else None
+    return spec is not None and spec.has(Flag.DEVICE_SPEC) and not spec.has(Flag.CPU_SPEC)
 
 
 class CpuBeforeDetach(Rule):
