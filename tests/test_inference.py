@@ -820,6 +820,18 @@ def test_a_branch_switched_off_by_a_constant_test_is_not_analysed() -> None:
     assert lines(source) == [(13, "DET103")]
 
 
+def test_a_conditional_expression_with_a_known_test_runs_one_branch() -> None:
+    """`loss.item() if torch.__version__ >= "0.4" else loss.data[0]` and `x if True else y`: the
+    other branch never runs on the torch the rules speak of, and gives the expression nothing."""
+    source = ("import torch\n\nw = torch.ones(3, requires_grad=True)\n"
+              "a = w.sum().item() if torch.__version__ >= \"0.4\" else w.data[0]\n"
+              "b = w.detach() if True else w\nprint(b.numpy())\n"
+              "c = w if 0 else w.detach()\nprint(c.numpy())\n")
+    assert lines(source) == []
+    live = source.replace("if True", "if a").replace("if 0", "if a")
+    assert lines(live) == [(6, "DET101"), (8, "DET101")]
+
+
 def test_a_torch_functions_count_keywords_carry_no_grad() -> None:
     """`F.one_hot(target, num_classes=model.n_classes)`: the class count is no tensor, whatever
     the module attribute read for it is taken to be (semantics.SCALAR_KEYWORDS)."""

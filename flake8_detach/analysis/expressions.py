@@ -28,6 +28,7 @@ from .guards import (
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, descendants, is_property, string_value
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
+from .versions import known_branch
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -261,6 +262,9 @@ class ExpressionEvaluator:
     def _eval_if_expression(self, node: cst.IfExp, env: Env) -> Value:
         interp = self.interp
         self.eval(node.test, env)
+        verdict = known_branch(node.test, self.imports)
+        if verdict is not None:  # `a if torch.__version__ >= "1.0" else a.data[0]`: one branch runs
+            return self.eval(node.body if verdict else node.orelse, env)
         # `t.detach().numpy() if t.requires_grad else t.numpy()`: t does not require grad in the
         # second branch; `t.cpu().numpy() if t.is_cuda else t.numpy()`: t is on the CPU there.
         body_narrowings, orelse_narrowings = branch_narrowings(node.test, self.imports)

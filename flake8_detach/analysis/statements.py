@@ -38,9 +38,9 @@ from .guards import (
     type_narrowings,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import EntryRewrite, all_params, constant_truth, decorator_name, rewrites_every_entry
+from .syntax import EntryRewrite, all_params, decorator_name, rewrites_every_entry
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
-from .versions import version_branch
+from .versions import known_branch
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -158,12 +158,8 @@ class StatementExecutor:
 
     def _exec_if(self, node: cst.If, env: Env) -> None:
         self.interp.eval(node.test, env)
-        verdict = version_branch(node.test, self.imports)
-        if verdict is None:
-            verdict = constant_truth(node.test)  # `if True:`, `if 0:`: code switched off by hand
-        if verdict is not None:
-            # `if torch.__version__ < "0.4":`: only one branch runs on the torch the rules speak of;
-            # the other makes no claim about runtime and binds nothing that flows on.
+        verdict = known_branch(node.test, self.imports)
+        if verdict is not None:  # only one branch runs; the other binds nothing that flows on
             if verdict:
                 self.exec_block(node.body, env)
             else:

@@ -23,6 +23,7 @@ from typing import Any
 import libcst as cst
 
 from .imports import ImportTable
+from .syntax import constant_truth
 
 TORCH_VERSION = "2.13.0"
 # Attributes of the torch module that code tests for with `hasattr(torch, ...)`, all present in
@@ -116,6 +117,14 @@ def version_branch(test: cst.BaseExpression, imports: ImportTable) -> bool | Non
         return bool(_Evaluator(imports).eval(test))
     except (_NotJudged, TypeError, ValueError, IndexError, KeyError, AttributeError, RecursionError):
         return None
+
+
+def known_branch(test: cst.BaseExpression, imports: ImportTable) -> bool | None:
+    """Which branch a test always takes: a test of torch's version on the torch the rules speak of
+    (`torch.__version__ < "0.4"`) or a constant (`if True:`, `if 0:`, code switched off by hand);
+    None for a test that depends on the run. The other branch makes no claim about runtime."""
+    verdict = version_branch(test, imports)
+    return constant_truth(test) if verdict is None else verdict
 
 
 def _reads_version(node: cst.BaseExpression, imports: ImportTable) -> bool:
