@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import array_facts, frames
+from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass, stored_by_this_caller
@@ -362,7 +362,7 @@ class CallEvaluator:
                 if not through & Flag.GRAD and self._holds_no_parameters(callee):
                     grad = through
             output = Value(Flag.TENSOR | grad | self._module_output_dtype(callee, positional)
-                           | callee.flags & Flag.DETECTION, origin=f"output of {name or 'a module'}")
+                           | callee.flags & (Flag.DETECTION | Flag.ZERO_DIM), origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
                 self._note_module_clash(callee, node, positional, name)
@@ -697,7 +697,9 @@ class CallEvaluator:
             grad = Flag.NONE if keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
             return Value(Flag.TENSOR | grad, origin="nn.Parameter").with_device_of(data)
         if sem.is_nn_module_class(qualified):
-            return self._nn_module(last, positional, keywords, node)
+            module = self._nn_module(last, positional, keywords, node)
+            reducing = last in ranks.LOSS_MODULES and ranks.loss_reduces(node, ranks.LOSS_MODULES[last])
+            return module.with_flags(add=Flag.ZERO_DIM) if reducing else module
         if last[:1].isupper() and last not in sem.FACTORIES:
             return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
         if last == "from_numpy":
@@ -736,6 +738,9 @@ class CallEvaluator:
         combined = combined.with_flags(add=Flag.TENSOR).with_dtype(self._function_dtype(qualified, last, node, operands, keywords))
         if last == "conj" and combined.has(Flag.COMPLEX) and positional and positional[0].has(Flag.COMPLEX):
             combined = combined.with_flags(add=Flag.CONJ)
+        if last in ranks.FULL_REDUCTIONS and ranks.full_reduction(node, 1) or last in ranks.LOSS_FUNCTIONS and (
+                ranks.loss_reduces(node, ranks.LOSS_FUNCTIONS[last])):
+            combined = combined.with_flags(add=Flag.ZERO_DIM)  # `torch.sum(t)`, `F.mse_loss(out, y)`
         return self._device_keyword(keywords, combined)
 
     def _numpy_dtype(self, name: str, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> int:
@@ -932,6 +937,8 @@ class CallEvaluator:
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())
+        if method in ranks.FULL_REDUCTIONS and ranks.full_reduction(node, 0):
+            result = result.with_flags(add=Flag.ZERO_DIM)  # `loss.sum()`, `t.max()`
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
             self._method_dtype(receiver, method, node, positional, keywords))
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from . import array_facts, frames
+from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass
@@ -184,6 +184,8 @@ class ExpressionEvaluator:
             stored = self.interp.heap.item_of(base.objs, key) if key is not None else None
             if stored is not None:
                 return stored  # `history["loss"]`: what the file put under that key
+        if len(node.slice) == 1 and ranks.indexing_raises(base, index_value):
+            return EMPTY  # `loss.data[0]` of a 0-dim loss: an IndexError, nothing flows on
         if base.items is not None and isinstance(index_value, cst.Integer) and len(node.slice) == 1:
             index = int(index_value.value, 0)
             if -len(base.items) <= index < len(base.items):
@@ -213,6 +215,8 @@ class ExpressionEvaluator:
             result = result.with_dtype(self._tensor_operation_dtype(node, left, right))
         if result.flags & TENSOR_FLOW and (dt.is_imaginary_literal(node.left) or dt.is_imaginary_literal(node.right)):
             result = result.with_dtype(dt.COMPLEX)  # `t * 1j`: complex, whatever `t` holds
+        if result.flags & TENSOR_FLOW and not isinstance(node.operator, cst.MatrixMultiply):
+            result = result.with_flags(add=ranks.zero_dim_of(left, right))  # `loss / n`: still 0-dim
         if not result.flags and isinstance(node.operator, cst.Add) and (
             left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
         ):
@@ -243,7 +247,7 @@ class ExpressionEvaluator:
         operand = self.eval(node.expression, env)
         if isinstance(node.operator, cst.Not):
             return EMPTY
-        return operand.tensor_part()
+        return operand.tensor_part().with_flags(add=operand.flags & Flag.ZERO_DIM)
 
     def _eval_boolean_operation(self, node: cst.BooleanOperation, env: Env) -> Value:
         left = self.eval(node.left, env)
@@ -503,9 +507,9 @@ class ExpressionEvaluator:
             if attr == "data" and (not base.is_tensor_like or base.has(Flag.NOT_TENSOR)):
                 return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
             if attr == "data":
-                return Value(Flag.TENSOR, origin=base.origin).with_device_of(base)
+                return Value(Flag.TENSOR | base.flags & Flag.ZERO_DIM, origin=base.origin).with_device_of(base)
             if attr == "grad":
-                return Value(Flag.TENSOR).with_device_of(base)
+                return Value(Flag.TENSOR | base.flags & Flag.ZERO_DIM).with_device_of(base)
             if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
                 return _attribute_view(base, attr)
             if attr == "device":

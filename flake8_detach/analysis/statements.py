@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from . import dtypes as dt
+from . import ranks
 from . import semantics as sem
 from .exports import ForeignClass
 from .expressions import constant_key
@@ -506,6 +507,8 @@ class StatementExecutor:
         self.facts.stores.add(node.target)
         rhs = interp.eval(node.value, env)
         result = interp.grad_mode_result(current.merge(rhs.tensor_part()))
+        if result.flags & TENSOR_FLOW:  # `total += loss` from `total = 0`: 0-dim where both are
+            result = result.with_flags(add=ranks.zero_dim_of(current, rhs))
         if current.flags & TENSOR_FLOW:
             result = result.with_dtype(current.dtype)  # `acc += x` writes into acc: its dtype stays
         if current.objs and rhs.has(Flag.CONTAINER) and not current.is_tensor_like:

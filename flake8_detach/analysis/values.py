@@ -62,6 +62,9 @@ class Flag:
     # A torchvision detection model, and what it returns (a list of dicts of tensors): the
     # `labels` of each result are int64 class indices, which never require grad.
     DETECTION = 1 << 36
+    # A tensor with no dimensions on every path (a reduced loss, `t.sum()`): indexing it raises.
+    # On a module: its call returns one (a loss). A must-fact, as FROZEN (analysis/ranks.py).
+    ZERO_DIM = 1 << 37
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -316,12 +319,19 @@ WALK = threading.local()
 
 def join_flags(a: int, b: int) -> int:
     """Two values' flags joined: "may" facts by union; FROZEN is a must-fact, kept only where every
-    module (or module hint) joined is frozen (a frozen model here, a trained one there)."""
+    module (or module hint) joined is frozen (a frozen model here, a trained one there); ZERO_DIM
+    too, kept only where every tensor or module joined has it (a place only known to be on a GPU,
+    `Value(DEVICE)`, says nothing of a shape)."""
     joined = a | b
     if joined & Flag.FROZEN and any(flags & (Flag.MODULE | Flag.MODULE_HINT) and not flags & Flag.FROZEN
                                     for flags in (a, b)):
         joined &= ~Flag.FROZEN
+    if joined & Flag.ZERO_DIM and any(flags & _SHAPED and not flags & Flag.ZERO_DIM for flags in (a, b)):
+        joined &= ~Flag.ZERO_DIM
     return joined
+
+
+_SHAPED = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.MODULE | Flag.MODULE_HINT
 
 
 def _blank(value: Value) -> bool:
