@@ -8,11 +8,18 @@ report.
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from flake8_detach import check_source
 from flake8_detach.analysis import ranks
+from flake8_detach.analysis.project import forget_projects
+from flake8_detach.engine import Place, analyze
 from flake8_detach.settings import Settings
 
 PROGRAM = """import torch
@@ -111,3 +118,51 @@ def test_full_reductions_give_zero_dim_tensors() -> None:
         operand = t > 0.5 if name in ("all", "any") else t[:3, :3] if name == "trace" else t
         assert getattr(operand, name)().dim() == 0, name
         assert getattr(torch, name)(operand).dim() == 0, name
+
+
+
+HELPER = """
+import torch
+
+
+def masked_loss(logits, target, length):
+    losses = -torch.gather(logits.log_softmax(-1), 1, target.view(-1, 1))
+    return losses.sum() / length.float().sum()
+"""
+SCRIPT = """
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from helper import masked_loss
+
+device = "meta"  # stands in for a GPU: .numpy() refuses it with the same TypeError
+net = nn.Linear(3, 2).to(device)
+history = []
+for step in range(2):
+    loss = masked_loss(net(torch.randn(4, 3, device=device)), torch.zeros(4, 1, dtype=torch.long, device=device),
+                       torch.ones(4, device=device))
+    history.append(loss.data[0])
+plt.plot(history)
+"""
+
+
+@pytest.mark.parametrize(("reduction", "flagged"), [(".sum()", False), (".sum(1)", True)])
+def test_what_another_files_function_returns_keeps_its_rank(tmp_path: Path, reduction: str, flagged: bool) -> None:
+    """A helper of another file returns a 0-dim loss: the call's arguments give it their grad and
+    device, not their shape, so `loss.data[0]` raises and plot gets nothing. Its twin returns one
+    loss per row: `.data[0]` is a row, on the device, and plot refuses it."""
+    forget_projects()
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "helper.py").write_text(textwrap.dedent(HELPER).lstrip().replace("losses.sum()", f"losses{reduction}"))
+    script = textwrap.dedent(SCRIPT).lstrip()
+    (tmp_path / "train.py").write_text(script)
+    found = [(d.line, d.code) for d in analyze(script, place=Place(tmp_path / "train.py", None)).diagnostics]
+    assert [item for item in found if item[1] == "DET106"] == ([(script.count("\n"), "DET106")] if flagged else [])
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    ran = subprocess.run([sys.executable, str(tmp_path / "train.py")], cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)}, check=False, timeout=120)
+    assert ("can't convert meta device type tensor to numpy" if flagged else "IndexError") in ran.stderr

@@ -250,7 +250,11 @@ def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3) -> Valu
         return value
     seen = Value(value.flags & ~Flag.UNKNOWN_ARG, items, elem, value.origin, value.via, value.callee,
                  value.device_if, value.objs)
-    return seen.merge(passed()) if value.flags & Flag.UNKNOWN_ARG else seen
+    if not value.flags & Flag.UNKNOWN_ARG:
+        return seen
+    # The arguments give their grad and device; a 0-dim result stays one whatever their shapes
+    # (`losses.sum() / n` of a helper: the shape was the callee's, with parameters of any shape).
+    return seen.merge(passed()).with_flags(add=value.flags & Flag.ZERO_DIM)
 
 
 def passed_tensors(arguments: Iterable[Value]) -> Value:
