@@ -17,7 +17,7 @@ from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .exports import ForeignClass, stored_by_this_caller
-from .expressions import LambdaBody, constant_key
+from .expressions import LambdaBody, constant_key, rebinds_import
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_freezes
 from .scopes import ClassInfo, Env, FunctionInfo
@@ -87,6 +87,8 @@ class CallEvaluator:
             else:
                 positional.append(value)
         qualified = self.imports.resolve(func)
+        if qualified is not None and rebinds_import(func, env):
+            qualified = None  # `import model` ... `model = model.Net()`: `model(x)` calls the network
         if qualified is None and self._may_write_self(node, env):
             self.interp.statements.forget_fields()
         written = dotted(func)
@@ -572,7 +574,7 @@ class CallEvaluator:
         plain = all(arg.keyword is None and not arg.star for arg in node.args)
         attr = _string(node.args[1].value) if plain and len(node.args) >= 2 else None
         if attr is None:
-            return EMPTY
+            return self._computed_member(name, node) if plain and len(node.args) == 2 else EMPTY
         owner = node.args[0].value
         if name == "getattr" and len(positional) in (2, 3):
             read = self.interp.expressions.member(owner, positional[0], attr, node, env)
@@ -581,6 +583,18 @@ class CallEvaluator:
             if isinstance(owner, cst.Name):
                 self.interp.statements.thaw(owner.value, env)  # `setattr(model, "fc", nn.Linear(...))`
             self.interp.statements.write_member(owner, attr, positional[2], env)
+        return EMPTY
+
+    def _computed_member(self, name: str, node: cst.Call) -> Value:
+        """`getattr(models, args.arch)`: a computed name of a module every candidate of which is an
+        nn.Module class (torch.nn's layers, torchvision's model builders, a project module whose
+        public classes all are modules) is one of them, whichever the run picks."""
+        qualified = self.interp.imports.resolve(node.args[0].value) if name == "getattr" else None
+        if qualified is None:
+            return EMPTY
+        project = self.interp.project
+        if qualified in sem.MODULE_NAMESPACES or project is not None and project.classes_are_modules(qualified):
+            return Value(Flag.MODULE_CLASS)
         return EMPTY
 
     def _call_library(self, qualified: str, node: cst.Call, positional: list[Value],

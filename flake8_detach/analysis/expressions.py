@@ -442,6 +442,8 @@ class ExpressionEvaluator:
         self.interp.locate(node.attr)
         self.facts.parents[node.value] = node
         qualified = self.imports.resolve(node)
+        if qualified is not None and rebinds_import(node, env):
+            qualified = None
         if qualified is not None:  # torch.float32, np.pi, nn.functional: a library name
             dtype = dt.DTYPE_NAMES.get(qualified)
             return self._project_constant(qualified) if dtype is None else Value(dtype)  # a dtype object
@@ -561,6 +563,23 @@ TENSOR_ONLY_METHODS = frozenset({
 # Methods that give back the same kind of object (a tensor for a tensor, a module for a module):
 # `labels.cpu().detach()` says what `labels` is as `labels.detach()` does.
 _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
+
+
+_KNOWN_KIND = (TENSOR_FLOW | Flag.MODULE | Flag.MODULE_HINT | Flag.MODULE_CLASS | Flag.NDARRAY | Flag.CONTAINER
+               | Flag.INSTANCE | Flag.FRAME)
+
+
+def rebinds_import(node: cst.BaseExpression, env: Env) -> bool:
+    """Whether the name `node` starts with, imported by the file, holds here what an assignment
+    gave it: `import model` ... `model = model.Net()`, then `model(x)` calls the network, not the
+    module (the import table is one for the whole file). Only a value of known kind counts: an
+    `except ImportError: tqdm = None` fallback leaves the import in charge."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    if type(node) is not cst.Name:
+        return False
+    found = env.lookup(node.value)
+    return found is not None and bool(found.flags & _KNOWN_KIND)
 
 
 def _tensor_users(scope: cst.FunctionDef) -> frozenset[str]:

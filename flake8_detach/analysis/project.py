@@ -1026,6 +1026,16 @@ class Project:
                 return True
         return False
 
+    def classes_are_modules(self, importer: Path, dotted: str) -> bool:
+        """Whether a reference names a project module whose public classes all derive from a torch.nn
+        module (at least one): `getattr(models, args.model)(...)` is one of them, a module."""
+        found = self.module_file(importer, dotted)
+        if found is None or found[1]:
+            return False
+        summary = self.summary(found[0])
+        classes = [name for name in summary["classes"] if not name.startswith("_")] if summary is not None else []
+        return bool(classes) and all(self.is_module_class(found[0], THIS_MODULE + name) for name in classes)
+
     def is_device_constant(self, importer: Path, dotted: str) -> bool:
         """Whether a reference names a module-level device constant of the project that may be a
         GPU (`from config import DEVICE`, `config.DEVICE`), following re-exports."""
@@ -1164,6 +1174,10 @@ class ProjectView:
     @recorded
     def is_module_class(self, qualified: str) -> bool:
         return not qualified.startswith("torch.") and self.project.is_module_class(self.path, qualified)
+
+    @recorded
+    def classes_are_modules(self, qualified: str) -> bool:
+        return not qualified.startswith("torch.") and self.project.classes_are_modules(self.path, qualified)
 
     @recorded
     def star_names(self) -> dict[str, str]:

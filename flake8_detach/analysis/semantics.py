@@ -118,6 +118,9 @@ PACKED_SEQUENCE_FUNCTIONS = frozenset({"pack_padded_sequence", "pack_sequence", 
 # (`torchvision.models.resnet18(...)`) and timm (`timm.create_model(...)`), neither installed here;
 # `torch.hub.load` checked on torch 2.13 (it returns what the hub entry point builds, a model).
 MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
+# Modules whose every public member a computed name may pick (`getattr(models, args.arch)`)
+# builds an nn.Module: torch.nn's layer classes, torchvision's model builders.
+MODULE_NAMESPACES = frozenset({"torch.nn", "torchvision.models"})
 # torchvision's detection models (Faster/Mask/Keypoint R-CNN, RetinaNet, FCOS, SSD) return, in eval
 # mode, one dict per image; these keys hold int64 tensors, which cannot require grad (torch refuses
 # requires_grad on integer dtypes): `pred[0]["labels"].cpu().numpy()` is safe where `["boxes"]` is
