@@ -101,3 +101,12 @@ def test_an_import_error_fallback_leaves_the_import_in_charge(tmp_path: Path) ->
     source = ("import torch\n\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\n\n"
               "w = torch.ones(3, requires_grad=True)\nprint(np.asarray(w * 2))\n")
     assert lint(tmp_path, {"main.py": source}, "main.py") == [(9, "DET106")]
+
+
+def test_a_parameter_named_as_an_import_leaves_the_import_in_charge(tmp_path: Path) -> None:
+    """A marimo cell receives another cell's imports as parameters (`def _(nn, torch):`): of
+    unknown origin, they are still the libraries, so `nn.Parameter(...).data` is a parameter's."""
+    source = ("import marimo\n\napp = marimo.App()\n\n\n@app.cell\ndef _():\n    import torch\n"
+              "    import torch.nn as nn\n    return nn, torch\n\n\n@app.cell\ndef _(nn, torch):\n"
+              "    w = nn.Parameter(torch.ones(3))\n    w.data.fill_(1.0)\n    return\n")
+    assert lint(tmp_path, {"cells.py": source}, "cells.py") == [(16, "DET103")]

@@ -565,15 +565,16 @@ TENSOR_ONLY_METHODS = frozenset({
 _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
 
 
-_KNOWN_KIND = (TENSOR_FLOW | Flag.MODULE | Flag.MODULE_HINT | Flag.MODULE_CLASS | Flag.NDARRAY | Flag.CONTAINER
-               | Flag.INSTANCE | Flag.FRAME)
+_KNOWN_KIND = (Flag.TENSOR | Flag.GRAD | Flag.MODULE | Flag.MODULE_HINT | Flag.MODULE_CLASS | Flag.NDARRAY
+               | Flag.CONTAINER | Flag.INSTANCE | Flag.FRAME)
 
 
 def rebinds_import(node: cst.BaseExpression, env: Env) -> bool:
     """Whether the name `node` starts with, imported by the file, holds here what an assignment
     gave it: `import model` ... `model = model.Net()`, then `model(x)` calls the network, not the
     module (the import table is one for the whole file). Only a value of known kind counts: an
-    `except ImportError: tqdm = None` fallback leaves the import in charge."""
+    `except ImportError: tqdm = None` fallback, or a parameter nothing passes (a marimo cell's
+    `def _(nn, torch):`, the imports of another cell), leaves the import in charge."""
     while type(node) is cst.Attribute:
         node = node.value
     if type(node) is not cst.Name:
