@@ -7,7 +7,10 @@ Where each concern lives:
   refuses), :mod:`.frames` (pandas frames and scikit-learn's scalers and splitter:
   the tabular path's dtypes), :mod:`.semantics` (library tables: what torch/NumPy calls do),
   :mod:`.numpy_sinks` (which NumPy functions convert a tensor: measured, scripts/check_numpy_sinks.py),
-  :mod:`.tensor_methods` (torch.Tensor's methods: a name outside them is no tensor's);
+  :mod:`.tensor_methods` (torch.Tensor's methods: a name outside them is no tensor's),
+  :mod:`.distributions` (torch.distributions: draws carry no grad, densities their parameters'),
+  :mod:`.uses` (what a function's code says a name is by how it uses it: a tensor-only method, a
+  size);
 - :mod:`.interpreter` (the driver), :mod:`.statements`, :mod:`.expressions`, :mod:`.calls` (one
   walker per kind of node), :mod:`.guards` (what tests and contexts tell), :mod:`.freezing`
   (modules whose parameters were set ``requires_grad=False``; those with none, such as

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import array_facts, frames, ranks
+from . import array_facts, distributions, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
+from .distributions import Distribution
 from .exports import ForeignClass, stored_by_this_caller
 from .expressions import LambdaBody, constant_key, rebinds_import
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
@@ -89,7 +90,8 @@ class CallEvaluator:
         qualified = self.imports.resolve(func)
         if qualified is not None and rebinds_import(func, env):
             qualified = None  # `import model` ... `model = model.Net()`: `model(x)` calls the network
-        if qualified is None and self._may_write_self(node, env):
+        may_write_self = qualified is None and self._may_write_self(node, env)
+        if may_write_self and not isinstance(func, cst.Attribute):
             self.interp.statements.forget_fields()
         written = dotted(func)
         if qualified in self.interp.converting_functions or written in self.interp.converting_functions:
@@ -116,6 +118,9 @@ class CallEvaluator:
             self.facts.method_calls[method].append(node)
             receiver = self.interp.eval(func.value, env)
             self.facts.values[func] = receiver
+            if may_write_self and not _tensor_or_array(receiver):
+                # `self.reset()`, `self.head.reset()`; not `self.z.cpu()` nor `np.array(x).reshape(...)`
+                self.interp.statements.forget_fields()
             base_method = self._super_method(func.value, method, env)
             if base_method is not None:  # `super().__init__(t)`: the base class's method, on this object
                 return self.interp.grad_mode_result(self._call_defined(base_method, node, positional, keywords))
@@ -371,7 +376,7 @@ class CallEvaluator:
             if positional and positional[0].has(Flag.PACKED_SEQUENCE):
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
-            return output
+            return _with_distributions(output, returned)
         if isinstance(callee.callee, LambdaBody):  # `get = lambda: store[0]` ... `get()`
             return _with_arguments(callee.callee.value, [*positional, *keywords.values()])
         if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
@@ -714,6 +719,8 @@ class CallEvaluator:
             module = self._nn_module(last, positional, keywords, node)
             reducing = last in ranks.LOSS_MODULES and ranks.loss_reduces(node, ranks.LOSS_MODULES[last])
             return module.with_flags(add=Flag.ZERO_DIM) if reducing else module
+        if qualified.startswith("torch.distributions.") and last[:1].isupper():
+            return distributions.built([*positional, *keywords.values()])  # `Categorical(probs)`
         if last[:1].isupper() and last not in sem.FACTORIES:
             return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
         if last == "from_numpy":
@@ -839,6 +846,8 @@ class CallEvaluator:
         if (method in sem.BACKWARD_HOOKS or method in sem.FORWARD_HOOKS) and positional and self._call_hook(
                 receiver, method, node, self._hook_function(node, positional[0], env)):
             return EMPTY  # a handle
+        if isinstance(receiver.callee, Distribution):  # `dist.sample()`: no grad; `dist.log_prob(a)`: its parameters'
+            return receiver.callee.method(method, positional)
         if isinstance(receiver.callee, Attribution) and method == "attribute":
             return receiver.callee.result(positional[0] if positional else keywords.get("inputs", EMPTY), node)
         if receiver.has(Flag.FRAME):
@@ -1308,6 +1317,25 @@ def _self_field(call: cst.Call, env: Env) -> str | None:
             and is_name(func.value.value, env.self_name)):
         return func.value.attr.value
     return None
+
+
+def _with_distributions(output: Value, returned: Value | None) -> Value:
+    """A module's output where its `forward` returns a torch distribution (`return dist, value`):
+    the distribution itself there (its draws carry no grad), the module's output elsewhere."""
+    if returned is None:
+        return output
+    if isinstance(returned.callee, Distribution):
+        return returned
+    if returned.items is None or not any(isinstance(item.callee, Distribution) for item in returned.items):
+        return output
+    items = tuple(item if isinstance(item.callee, Distribution) else output for item in returned.items)
+    return Value(Flag.CONTAINER, items=items, elem=output)
+
+
+def _tensor_or_array(value: Value) -> bool:
+    """A tensor or an ndarray and nothing else: its methods cannot rebind the fields of `self`."""
+    return bool(value.flags & (Flag.TENSOR | Flag.GRAD | Flag.NDARRAY)) and not value.flags & (
+        Flag.MODULE | Flag.MODULE_HINT | Flag.INSTANCE | Flag.UNKNOWN_OBJECT | Flag.CONTAINER) and value.callee is None
 
 
 def _unknown(value: Value) -> bool:

@@ -17,6 +17,7 @@ import libcst as cst
 from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
+from .distributions import Distribution
 from .exports import ForeignClass
 from .guards import (
     Narrowing,
@@ -26,7 +27,8 @@ from .guards import (
     isinstance_narrowing,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, descendants, is_property, string_value
+from .syntax import all_params, is_property, string_value
+from .uses import defines_data_and_grad, tensor_users
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
 from .versions import known_branch
 
@@ -429,11 +431,11 @@ class ExpressionEvaluator:
         scope = function.node
         users = self._tensor_users.get(scope)
         if users is None:
-            users = self._tensor_users[scope] = _tensor_users(scope)
+            users = self._tensor_users[scope] = tensor_users(scope)
         if name.value not in users:
             return False
         if self._own_autograd_class is None:
-            self._own_autograd_class = _defines_data_and_grad(self.interp.module)
+            self._own_autograd_class = defines_data_and_grad(self.interp.module)
         return not self._own_autograd_class
 
     def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
@@ -458,6 +460,10 @@ class ExpressionEvaluator:
     def member(self, owner: cst.BaseExpression, base: Value, attr: str, site: cst.CSTNode, env: Env) -> Value:
         """`owner.attr` where `owner` evaluated to `base`: also `getattr(owner, "attr")`. `site` is
         the node a property's getter is called from."""
+        if isinstance(base.callee, Distribution):  # `dist.probs`, `dist.mean`: computed from its parameters
+            parameter = base.callee.attribute(attr)
+            if parameter is not None:
+                return parameter
         if isinstance(owner, cst.Name) and owner.value in self.interp.statements.attribute_owners:
             stored = env.lookup(f"{owner.value}.{attr}")
             if stored is not None:
@@ -554,17 +560,6 @@ def _attribute_view(base: Value, attr: str) -> Value:
 
 # Flags that leave open what kind of object a value is (a batch moved with `.to(device)`).
 _KIND_UNKNOWN = Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.DEVICE | DTYPES
-# Methods only a torch tensor has among the objects code converts (NumPy arrays, pandas frames,
-# modules, PackedSequence, PIL images, plain Python): calling one says the receiver is a tensor.
-TENSOR_ONLY_METHODS = frozenset({
-    "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook",
-    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "clamp", "clamp_",
-})
-# Methods that give back the same kind of object (a tensor for a tensor, a module for a module):
-# `labels.cpu().detach()` says what `labels` is as `labels.detach()` does.
-_SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
-
-
 _KNOWN_KIND = (Flag.TENSOR | Flag.GRAD | Flag.MODULE | Flag.MODULE_HINT | Flag.MODULE_CLASS | Flag.NDARRAY
                | Flag.CONTAINER | Flag.INSTANCE | Flag.FRAME)
 
@@ -581,43 +576,3 @@ def rebinds_import(node: cst.BaseExpression, env: Env) -> bool:
         return False
     found = env.lookup(node.value)
     return found is not None and bool(found.flags & _KNOWN_KIND)
-
-
-def _tensor_users(scope: cst.FunctionDef) -> frozenset[str]:
-    """The names a function's body uses as tensors only can be used (nested functions and classes
-    left out): their `.grad` is read (only tensors carry autograd's gradient), or a tensor-only
-    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`)."""
-    found: set[str] = set()
-    for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if type(node) is not cst.Attribute:
-            continue
-        attr = node.attr.value
-        if attr == "grad" and type(node.value) is cst.Name:
-            found.add(node.value.value)
-        elif attr in TENSOR_ONLY_METHODS:
-            receiver = node.value
-            while (type(receiver) is cst.Call and type(receiver.func) is cst.Attribute
-                   and receiver.func.attr.value in _SAME_KIND_METHODS):
-                receiver = receiver.func.value
-            if type(receiver) is cst.Name:
-                found.add(receiver.value)
-    return frozenset(found)
-
-
-_DATA_AND_GRAD = frozenset({"data", "grad"})
-
-
-def _defines_data_and_grad(module: cst.Module) -> bool:
-    """Whether a class of the file sets both `self.data` and `self.grad`: its own autograd value
-    (micrograd's `Value`, a teaching notebook's), whose `.data` is a number. Then reading `.grad`
-    tells nothing about what an object is."""
-    for statement in module.body:
-        if not isinstance(statement, cst.ClassDef):
-            continue
-        fields = {target.attr.value for node in descendants(statement.body)
-                  if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign))
-                  and isinstance(target := node.target, cst.Attribute) and isinstance(target.value, cst.Name)
-                  and target.value.value == "self"}
-        if _DATA_AND_GRAD <= fields:
-            return True
-    return False

@@ -69,6 +69,7 @@ from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
 from .syntax import all_params, dotted, is_classmethod, is_none, is_static
+from .uses import scalar_users
 from .values import (
     EMPTY,
     GRAD_FLAGS,
@@ -124,6 +125,7 @@ class Interpreter:
         # functions of those top-level definitions (analysis/demand.py).
         self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls,
                                    skipped=frozenset() if wanted is None else _unwanted_units(module, wanted))
+        self._scalars: dict[cst.FunctionDef, frozenset[str]] = {}  # what each function uses as sizes
         # The module's names that functions assign through `global`, as the fields of a class
         # (joined over every write, their readers analysed again when one grows).
         self.module_names = ClassInfo("<module>", is_module=False)
@@ -249,10 +251,12 @@ class Interpreter:
         incoming = incoming or {}
         if quiet:  # what they pass, seen with grad off: still tensors (`param.data`), none requiring grad
             incoming = {name: value.with_flags(remove=GRAD_FLAGS) for name, value in incoming.items()}
+        numbers = self._scalar_users(node) if not judged else frozenset()
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
-            if judged or name in grad_free:  # every call is in the file, or passes no grad tensor
+            if judged or name in grad_free or name in numbers:
+                # every call is in the file, or passes no grad tensor, or the body uses it as a size
                 declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
             env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY)).merge(incoming.get(name, EMPTY))
         for star in (node.params.star_arg, node.params.star_kwarg):
@@ -273,6 +277,13 @@ class Interpreter:
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             self.heap.reader = self.current_function
             self.summaries.finished(info)
+
+    def _scalar_users(self, node: cst.FunctionDef) -> frozenset[str]:
+        """The names a function uses as sizes and counts (uses.scalar_users), once per function."""
+        found = self._scalars.get(node)
+        if found is None:
+            found = self._scalars[node] = scalar_users(node, self.imports)
+        return found
 
     def _judged_by_project(self, info: FunctionInfo) -> tuple[bool, frozenset[str]]:
         """For the base record (callers the file does not show) of a top-level function or a

@@ -7,7 +7,7 @@ left); loops run twice so that what one iteration appends reaches the next.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,8 @@ class StatementExecutor:
         self.attribute_owners: set[str] = set()
         # The fields of `self` each block written so far wrote (field_written), innermost last.
         self._fields: list[dict[str, Value]] = []
+        # The fields the assignment being evaluated writes (`self.e = torch.tensor(self.e)`).
+        self._rebinding: frozenset[str] = frozenset()
         # What loops that replace every entry of a container wrote, by their `d[k]` (_loop_rewriting).
         self._rewrites: dict[int, Value] = {}
 
@@ -90,7 +92,12 @@ class StatementExecutor:
             found = written.get(attr)
             if found is not None:  # a write of what the walk knows nothing of: the field's summary
                 known = found.flags or found.objs or found.items is not None or found.elem is not None
-                return found if known or found.callee is not None else None  # knows more (`self.conv(x)`)
+                if known or found.callee is not None or attr in self._rebinding:
+                    # Not the summary where this very assignment rewrites the field: that joins in
+                    # what is being computed from it (`self.e = split(...)` then
+                    # `self.e = torch.from_numpy(np.array(self.e)).to(device)`).
+                    return found
+                return None  # knows more (`self.conv(x)`)
         return None
 
     def forget_fields(self) -> None:
@@ -486,7 +493,11 @@ class StatementExecutor:
         env.narrow(dtype_narrowing(node.test, self.imports)[0])  # `assert x.dtype != torch.bfloat16`
 
     def _exec_assign(self, node: cst.Assign, env: Env) -> None:
-        value = self.interp.eval(node.value, env)
+        outer, self._rebinding = self._rebinding, frozenset(_self_fields(node.targets, env.self_name))
+        try:
+            value = self.interp.eval(node.value, env)
+        finally:
+            self._rebinding = outer
         for target in node.targets:
             self.assign(target.target, value, env)
         frozen_layer = weight_freeze(node)  # `emb.weight.requires_grad = False` of an nn.Embedding
@@ -773,3 +784,15 @@ def _always_leaves(body: cst.BaseSuite) -> bool:
         return _always_leaves(last.body) and orelse is not None and (
             _always_leaves(orelse.body) if isinstance(orelse, cst.Else) else _always_leaves(cst.IndentedBlock(body=[orelse])))
     return isinstance(body, cst.SimpleStatementSuite) and isinstance(statements[-1], _LEAVING)
+
+
+def _self_fields(targets: Sequence[cst.AssignTarget], self_name: str | None) -> Iterator[str]:
+    """The fields of `self` an assignment writes (`self.a = ...`, `self.a, self.b = ...`)."""
+    if self_name is None:
+        return
+    for target in targets:
+        parts = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else [target.target]
+        for part in parts:
+            node = part.value if isinstance(part, cst.BaseElement) else part
+            if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == self_name:
+                yield node.attr.value

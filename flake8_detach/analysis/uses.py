@@ -1,0 +1,117 @@
+"""What a function's own code says its names are, by how it uses them (evidence by use).
+
+A parameter nothing in the project passes is of unknown kind. Its uses can settle it: a method
+only a tensor has (`labels.cpu().detach()`) makes its `.data` Tensor.data (tensor_users); a use as
+a size or a count (`torch.arange(0, d_model, 2)`, `nn.Linear(d_model, n)`, `range(n)`, `x.view(b,
+n)`) makes it a number, which no caller can pass with grad (scalar_users).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .imports import ImportTable
+from .semantics import SCALAR_KEYWORDS, is_nn_module_class
+from .syntax import descendants
+
+# Methods only a torch tensor has among the objects code converts (NumPy arrays, pandas frames,
+# modules, PackedSequence, PIL images, plain Python): calling one says the receiver is a tensor.
+TENSOR_ONLY_USES = frozenset({
+    "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook",
+    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "clamp", "clamp_",
+})
+# Methods that give back the same kind of object (a tensor for a tensor, a module for a module):
+# `labels.cpu().detach()` says what `labels` is as `labels.detach()` does.
+_SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
+
+
+def tensor_users(scope: cst.FunctionDef) -> frozenset[str]:
+    """The names a function's body uses as tensors only can be used (nested functions and classes
+    left out): their `.grad` is read (only tensors carry autograd's gradient), or a tensor-only
+    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`)."""
+    found: set[str] = set()
+    for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Attribute:
+            continue
+        attr = node.attr.value
+        if attr == "grad" and type(node.value) is cst.Name:
+            found.add(node.value.value)
+        elif attr in TENSOR_ONLY_USES:
+            receiver = node.value
+            while (type(receiver) is cst.Call and type(receiver.func) is cst.Attribute
+                   and receiver.func.attr.value in _SAME_KIND_METHODS):
+                receiver = receiver.func.value
+            if type(receiver) is cst.Name:
+                found.add(receiver.value)
+    return frozenset(found)
+
+
+_DATA_AND_GRAD = frozenset({"data", "grad"})
+
+
+def defines_data_and_grad(module: cst.Module) -> bool:
+    """Whether a class of the file sets both `self.data` and `self.grad`: its own autograd value
+    (micrograd's `Value`, a teaching notebook's), whose `.data` is a number. Then reading `.grad`
+    tells nothing about what an object is."""
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef):
+            continue
+        fields = {target.attr.value for node in descendants(statement.body)
+                  if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign))
+                  and isinstance(target := node.target, cst.Attribute) and isinstance(target.value, cst.Name)
+                  and target.value.value == "self"}
+        if _DATA_AND_GRAD <= fields:
+            return True
+    return False
+
+
+# torch factories whose positional arguments are sizes, counts or bounds (torch 2.13).
+SIZE_FACTORIES = frozenset(
+    "zeros ones empty rand randn randint arange linspace logspace eye randperm tril_indices triu_indices".split()
+)
+# Tensor (and ndarray) methods whose positional arguments are sizes or dimensions.
+SHAPE_METHODS = frozenset(
+    """view reshape expand repeat unsqueeze squeeze size transpose permute narrow chunk flatten
+    unflatten new_zeros new_ones new_empty movedim swapaxes""".split()
+)
+
+
+def scalar_users(scope: cst.FunctionDef, imports: ImportTable) -> frozenset[str]:
+    """The names a function's body passes as sizes, counts or dimensions (nested functions and
+    classes left out): positional arguments of `range`, of torch's size factories and of nn
+    layers' constructors (not a loss's: `nn.CrossEntropyLoss(weights)`), arguments of shape
+    methods, and torch calls' size keywords. A bare name or one in integer arithmetic
+    (`2 * n`, `n // 2`) counts."""
+    found: set[str] = set()
+    for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Call:
+            for size in _size_arguments(node, imports):
+                found.update(_integer_names(size))
+    return frozenset(found)
+
+
+def _size_arguments(call: cst.Call, imports: ImportTable) -> list[cst.BaseExpression]:
+    """The arguments of a call that are sizes, counts or dimensions."""
+    func = call.func
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if type(func) is cst.Attribute and func.attr.value in SHAPE_METHODS:
+        return positional
+    qualified = imports.resolve(func)
+    if type(func) is cst.Name and func.value == "range" and qualified is None:
+        return positional
+    if qualified is None or not qualified.startswith("torch."):
+        return []
+    keyed = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in SCALAR_KEYWORDS]
+    last = qualified.rsplit(".", 1)[-1]
+    layer = is_nn_module_class(qualified) and not last.endswith("Loss")
+    return positional + keyed if layer or last in SIZE_FACTORIES and qualified.count(".") == 1 else keyed
+
+
+def _integer_names(node: cst.BaseExpression) -> list[str]:
+    """`n`, `2 * n`, `n // 2 + 1`: the names an integer expression is made of; none for anything else."""
+    if type(node) is cst.Name:
+        return [node.value]
+    if type(node) is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Subtract, cst.Multiply,
+                                                                       cst.FloorDivide):
+        return _integer_names(node.left) + _integer_names(node.right)
+    return []

@@ -1,0 +1,109 @@
+"""Evidence by use (analysis/uses.py), distributions' draws (analysis/distributions.py) and the
+fields an assignment rewrites: each case with its twin, and executed where torch is installed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from running import failing_line
+
+from flake8_detach import check_source
+from flake8_detach.settings import Settings
+
+PREVIEW = Settings(preview=True)
+
+
+def codes(source: str) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in check_source(source, settings=PREVIEW)]
+
+
+ENCODING = """import math
+
+import torch
+
+
+def encode(d_model, max_len):
+    position = torch.arange(0, max_len).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2).float() * -(math.log(10000.0) / d_model))
+    return torch.as_tensor(position.numpy() * div_term.unsqueeze(0).numpy())
+"""
+
+
+def test_a_parameter_used_as_a_size_is_a_number() -> None:
+    """`torch.arange(0, d_model, 2)`: `d_model` is a number, so what it divides carries no grad a
+    caller could pass (the Transformer's positional encoding)."""
+    assert codes(ENCODING) == []
+    unsized = ENCODING.replace("torch.arange(0, d_model, 2)", "torch.arange(0, 8, 2)")
+    assert codes(unsized) == [(9, "DET111")]  # `d_model` may be a tensor a caller passes with grad
+    pytest.importorskip("torch")
+    assert failing_line(ENCODING + "\nencode(8, 5)\n") is None
+    assert failing_line(unsized + "\nencode(torch.tensor(8.0, requires_grad=True), 5)\n") == 9
+
+
+POLICY = """import torch
+from torch import nn
+from torch.distributions import Categorical
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        dist = Categorical(logits=self.fc(x))
+        return dist, x.sum()
+
+
+policy = Policy()
+dist, value = policy(torch.ones(1, 4))
+action = dist.sample()
+print(action.cpu().numpy())
+print(dist.log_prob(action).numpy())
+"""
+
+
+def test_a_draw_from_a_distribution_carries_no_grad() -> None:
+    """`dist.sample()` runs under no_grad inside torch: its `.numpy()` works; `log_prob` keeps the
+    grad of the logits the distribution was built from."""
+    assert codes(POLICY) == [(20, "DET101")]
+    pytest.importorskip("torch")
+    assert failing_line(POLICY) == 20
+    assert failing_line(POLICY.replace("dist.log_prob(action)", "dist.log_prob(action).detach()")) is None
+
+
+FIELDS = """import numpy as np
+import torch
+
+
+class Trainer:
+    def __init__(self, edges):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.edges = edges
+        self.net = torch.nn.Linear(2, 2).to(self.device)
+
+    def setup(self):
+        self.pos = self.edges[:2]
+        self.pos = torch.from_numpy(np.array(self.pos, dtype=np.float32)).to(self.device)
+
+    def save(self):
+        self.z = self.net(self.pos)
+        self.z = self.z.cpu().detach().numpy()
+        self.z = np.concatenate([np.zeros((2, 1)).reshape(-1, 1), self.z], axis=1)
+
+
+trainer = Trainer([[1, 2], [3, 4], [5, 6]])
+trainer.setup()
+trainer.save()
+"""
+
+
+def test_a_field_rewritten_from_itself_is_what_was_written_before() -> None:
+    """`self.pos = torch.from_numpy(np.array(self.pos))...`: the read is the list written the line
+    before, not the join with the tensor this very line writes; a method call on an array
+    (`np.zeros(...).reshape(...)`) rebinds no field of `self`."""
+    assert codes(FIELDS) == [(17, "DET102")]
+    moved = FIELDS.replace("        self.pos = self.edges[:2]\n", "        self.pos = self.net(torch.ones(2, 2))\n")
+    assert (13, "DET106") in codes(moved)  # the field holds an output on the device there
+    pytest.importorskip("torch")
+    assert failing_line(FIELDS) is None
