@@ -123,6 +123,7 @@ class Interpreter:
         # Computing what the file exports (analysis/exports.py): every function is analysed for
         # callers the file does not show, called in the file or not; with `wanted`, only the
         # functions of those top-level definitions (analysis/demand.py).
+        self.exporting = exporting  # computing what this file gives its importers (exports.py)
         self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls,
                                    skipped=frozenset() if wanted is None else _unwanted_units(module, wanted))
         self._scalars: dict[cst.FunctionDef, frozenset[str]] = {}  # what each function uses as sizes
@@ -251,7 +252,9 @@ class Interpreter:
         incoming = incoming or {}
         if quiet:  # what they pass, seen with grad off: still tensors (`param.data`), none requiring grad
             incoming = {name: value.with_flags(remove=GRAD_FLAGS) for name, value in incoming.items()}
-        numbers = self._scalar_users(node) if not judged else frozenset()
+        # An export's results are seen from each call, where what the call passes replaces what came
+        # from a parameter (values.seen_from): only the linted file's own walk asks which are numbers.
+        numbers = self._scalar_users(node) if not judged and not self.exporting else frozenset()
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
