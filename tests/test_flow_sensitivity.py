@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from running import failing_line
 
 from flake8_detach import check_source
 from flake8_detach.analysis.syntax import rewrites_every_entry
@@ -262,3 +263,28 @@ class Net(nn.Module):
                 m.weight.data.fill_(1)
 """
     assert lines(source) == [(16, "DET103")]
+
+
+PEEK = """import torch
+from torch import nn
+
+model = nn.Linear(3, 2)
+for x in [torch.ones(4, 3)]:
+    out = model(x)
+with torch.no_grad():
+    for x in [torch.ones(4, 3)]:
+        out = model(x)
+        break
+print(out.numpy())
+"""
+
+
+def test_a_loop_that_ends_in_break_runs_once() -> None:
+    """`for x, _ in loader: x_hat = model(x); break` under no_grad (a notebook's peek at one test
+    batch): afterwards `x_hat` is that batch's output, not joined with the training loop's output
+    the name held before (an empty loader is no use case). A loop that may go on is still joined."""
+    assert lines(PEEK) == []
+    going_on = PEEK.replace("        break\n", "        if out.sum() > 0:\n            break\n")
+    assert lines(going_on) == [(12, "DET101")]
+    pytest.importorskip("torch")
+    assert failing_line(PEEK) is None

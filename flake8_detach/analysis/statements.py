@@ -39,7 +39,7 @@ from .guards import (
     type_narrowings,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import EntryRewrite, all_params, decorator_name, rewrites_every_entry
+from .syntax import EntryRewrite, all_params, decorator_name, descendants, rewrites_every_entry
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 from .versions import known_branch
 
@@ -206,6 +206,10 @@ class StatementExecutor:
         items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
         if _takes_the_first(node.body):  # `for images, labels in loader: break`: one batch, kept
             self.assign(node.target, items, env)
+            return
+        if _runs_once(node.body):  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
+            self.assign(node.target, items, env)
+            self.exec_block(node.body, env)
             return
         rewrite = rewrites_every_entry(node)
         if rewrite is None:
@@ -767,6 +771,19 @@ def _takes_the_first(body: cst.BaseSuite) -> bool:
     only = statements[0]
     small = only.body if isinstance(only, cst.SimpleStatementLine) else [only]
     return len(small) == 1 and isinstance(small[0], cst.Break)
+
+
+def _runs_once(body: cst.BaseSuite) -> bool:
+    """A loop body that ends in `break` and leaves no other way (no other `break`, no `continue`):
+    it runs once, on the first element, and what it binds is what the names hold afterwards, not
+    that joined with what they held before (an empty loader is no use case, as in _takes_the_first)."""
+    statements = body.body
+    last = statements[-1] if statements else None
+    if not isinstance(last, cst.SimpleStatementLine) or not last.body or not isinstance(last.body[-1], cst.Break):
+        return False
+    leaving = [node for node in descendants(body, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda))
+               if type(node) in (cst.Break, cst.Continue)]
+    return len(leaving) == 1
 
 
 def _always_leaves(body: cst.BaseSuite) -> bool:
