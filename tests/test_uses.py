@@ -107,3 +107,24 @@ def test_a_field_rewritten_from_itself_is_what_was_written_before() -> None:
     assert (13, "DET106") in codes(moved)  # the field holds an output on the device there
     pytest.importorskip("torch")
     assert failing_line(FIELDS) is None
+
+
+METRICS = """import torch
+import torch.nn.functional as F
+
+
+def compute_metrics(decode, embeddings, edges):
+    scores = decode(embeddings, edges)
+    loss = F.binary_cross_entropy(scores, torch.ones_like(scores))
+    if scores.is_cuda:
+        scores = scores.cpu()
+    return loss, list(scores.data.numpy())
+"""
+
+
+def test_the_input_of_a_functional_is_a_tensor() -> None:
+    """`F.binary_cross_entropy(scores, ...)`, `torch.ones_like(scores)`: a list or an array raises
+    there, so `scores.data` is Tensor.data (hgcn's link-prediction metrics)."""
+    assert codes(METRICS) == [(10, "DET103")]
+    untold = METRICS.replace("F.binary_cross_entropy(scores, torch.ones_like(scores))", "0.0")
+    assert codes(untold) == []  # `.cpu()` and `.is_cuda` say no more than a module's would

@@ -431,7 +431,7 @@ class ExpressionEvaluator:
         scope = function.node
         users = self._tensor_users.get(scope)
         if users is None:
-            users = self._tensor_users[scope] = tensor_users(scope)
+            users = self._tensor_users[scope] = tensor_users(scope, self.imports)
         if name.value not in users:
             return False
         if self._own_autograd_class is None:

@@ -25,12 +25,19 @@ TENSOR_ONLY_USES = frozenset({
 _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
 
 
-def tensor_users(scope: cst.FunctionDef) -> frozenset[str]:
+def tensor_users(scope: cst.FunctionDef, imports: ImportTable) -> frozenset[str]:
     """The names a function's body uses as tensors only can be used (nested functions and classes
-    left out): their `.grad` is read (only tensors carry autograd's gradient), or a tensor-only
-    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`)."""
+    left out): their `.grad` is read (only tensors carry autograd's gradient), a tensor-only
+    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`), or
+    they are the input of a function that takes only a tensor there (`F.binary_cross_entropy(p,
+    y)`, `torch.ones_like(p)`: torch.nn.functional's functions and torch's `*_like` factories)."""
     found: set[str] = set()
     for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Call:
+            name = _tensor_input(node, imports)
+            if name is not None:
+                found.add(name)
+            continue
         if type(node) is not cst.Attribute:
             continue
         attr = node.attr.value
@@ -44,6 +51,23 @@ def tensor_users(scope: cst.FunctionDef) -> frozenset[str]:
             if type(receiver) is cst.Name:
                 found.add(receiver.value)
     return frozenset(found)
+
+
+def _tensor_input(call: cst.Call, imports: ImportTable) -> str | None:
+    """The name passed first to a function that takes only a tensor there, if one is."""
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or first.star or type(first.value) is not cst.Name:
+        return None
+    return first.value.value if _takes_a_tensor(imports.resolve(call.func)) else None
+
+
+def _takes_a_tensor(qualified: str | None) -> bool:
+    """A torch function whose first argument must be a tensor (a list or an array raises)."""
+    if qualified is None:
+        return False
+    if qualified.startswith("torch.nn.functional."):
+        return True
+    return qualified.startswith("torch.") and qualified.count(".") == 1 and qualified.endswith("_like")
 
 
 _DATA_AND_GRAD = frozenset({"data", "grad"})
