@@ -594,7 +594,7 @@ class CallEvaluator:
         """`getattr(models, args.arch)`: a computed name of a module every candidate of which is an
         nn.Module class (torch.nn's layers, torchvision's model builders, a project module whose
         public classes all are modules) is one of them, whichever the run picks."""
-        qualified = self.interp.imports.resolve(node.args[0].value) if name == "getattr" else None
+        qualified = self.imports.resolve(node.args[0].value) if name == "getattr" else None
         if qualified is None:
             return EMPTY
         project = self.interp.project

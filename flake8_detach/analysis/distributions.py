@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .values import EMPTY, Flag, Value, merge_all
+from .values import EMPTY, Flag, Value, passed_tensors
 
 # Methods whose result is computed from the parameters (with their grad), and the ones that draw
 # without it; attributes that are parameters or computed from them.
@@ -30,7 +30,7 @@ class Distribution:
         if name in DRAWING_METHODS:
             return Value(Flag.TENSOR).with_device_of(self.parameters)
         if name in DIFFERENTIABLE_METHODS:
-            return merge_all([self.parameters, *(value.tensor_part() for value in arguments)]).with_flags(add=Flag.TENSOR)
+            return self.parameters.merge(passed_tensors(arguments)).with_flags(add=Flag.TENSOR)
         return EMPTY
 
     def attribute(self, name: str) -> Value | None:
@@ -39,5 +39,4 @@ class Distribution:
 
 def built(arguments: list[Value]) -> Value:
     """The value of `torch.distributions.X(...)`: no tensor itself, its parameters kept."""
-    parameters = merge_all([value.tensor_part() for value in arguments])
-    return Value(Flag.NOT_TENSOR, callee=Distribution(parameters))
+    return Value(Flag.NOT_TENSOR, callee=Distribution(passed_tensors(arguments)))

@@ -81,7 +81,8 @@ def zero_dim_of(*operands: Value) -> int:
 
 
 def indexing_raises(base: Value, index: cst.BaseExpression | None) -> bool:
-    """`loss[0]` of a 0-dim tensor (an integer or a slice; `t[None]` and `t[...]` work)."""
+    """`loss[0]`, `loss[-1]` of a 0-dim tensor: an integer index raises (`t[None]` and `t[...]` work;
+    a slice raises too, but is not taken for one here)."""
     if not (base.flags & Flag.ZERO_DIM and base.flags & TENSOR_FLOW) or base.items is not None or base.objs:
         return False
     if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):

@@ -64,8 +64,9 @@ class StatementExecutor:
         self.attribute_owners: set[str] = set()
         # The fields of `self` each block written so far wrote (field_written), innermost last.
         self._fields: list[dict[str, Value]] = []
-        # The fields the assignment being evaluated writes (`self.e = torch.tensor(self.e)`).
-        self._rebinding: frozenset[str] = frozenset()
+        # The targets of the assignment being evaluated, and the name of `self` there: the fields it
+        # rewrites (`self.e = torch.tensor(self.e)`), asked only where field_written needs them.
+        self._assigning: tuple[Sequence[cst.AssignTarget], str | None] = ((), None)
         # What loops that replace every entry of a container wrote, by their `d[k]` (_loop_rewriting).
         self._rewrites: dict[int, Value] = {}
 
@@ -92,7 +93,7 @@ class StatementExecutor:
             found = written.get(attr)
             if found is not None:  # a write of what the walk knows nothing of: the field's summary
                 known = found.flags or found.objs or found.items is not None or found.elem is not None
-                if known or found.callee is not None or attr in self._rebinding:
+                if known or found.callee is not None or attr in _self_fields(*self._assigning):
                     # Not the summary where this very assignment rewrites the field: that joins in
                     # what is being computed from it (`self.e = split(...)` then
                     # `self.e = torch.from_numpy(np.array(self.e)).to(device)`).
@@ -204,9 +205,6 @@ class StatementExecutor:
 
     def _exec_for(self, node: cst.For, env: Env) -> None:
         items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
-        if _takes_the_first(node.body):  # `for images, labels in loader: break`: one batch, kept
-            self.assign(node.target, items, env)
-            return
         if _runs_once(node.body):  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
             self.assign(node.target, items, env)
             self.exec_block(node.body, env)
@@ -497,11 +495,11 @@ class StatementExecutor:
         env.narrow(dtype_narrowing(node.test, self.imports)[0])  # `assert x.dtype != torch.bfloat16`
 
     def _exec_assign(self, node: cst.Assign, env: Env) -> None:
-        outer, self._rebinding = self._rebinding, frozenset(_self_fields(node.targets, env.self_name))
+        outer, self._assigning = self._assigning, (node.targets, env.self_name)
         try:
             value = self.interp.eval(node.value, env)
         finally:
-            self._rebinding = outer
+            self._assigning = outer
         for target in node.targets:
             self.assign(target.target, value, env)
         frozen_layer = weight_freeze(node)  # `emb.weight.requires_grad = False` of an nn.Embedding
@@ -762,21 +760,11 @@ def _yielded_by_context_manager(context: cst.BaseExpression, entered: Value, env
     return entered.element()
 
 
-def _takes_the_first(body: cst.BaseSuite) -> bool:
-    """A loop whose body is `break` (the notebook idiom for one batch): its target holds the first
-    element afterwards, not what the name held before (an empty loader is no use case)."""
-    statements = body.body
-    if len(statements) != 1:
-        return False
-    only = statements[0]
-    small = only.body if isinstance(only, cst.SimpleStatementLine) else [only]
-    return len(small) == 1 and isinstance(small[0], cst.Break)
-
-
 def _runs_once(body: cst.BaseSuite) -> bool:
     """A loop body that ends in `break` and leaves no other way (no other `break`, no `continue`):
     it runs once, on the first element, and what it binds is what the names hold afterwards, not
-    that joined with what they held before (an empty loader is no use case, as in _takes_the_first)."""
+    that joined with what they held before (an empty loader is no use case). A body of a lone
+    `break` (the notebook idiom for one batch: `for images, labels in loader: break`) is one."""
     statements = body.body
     last = statements[-1] if statements else None
     if not isinstance(last, cst.SimpleStatementLine) or not last.body or not isinstance(last.body[-1], cst.Break):
