@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from flake8_detach.analysis import dtypes as dt
+from flake8_detach.analysis import semantics as sem
 
 
 def raised(action: Callable[[], object]) -> str:
@@ -280,7 +281,7 @@ _CONSTRUCTION: dict[str, tuple[tuple[object, ...], int]] = {
 def check_dtype_keeping() -> None:
     """The modules with no parameters: their output keeps the input's dtype and requires grad
     only through it; and torch.where's promotion."""
-    for name in sorted(dt.PARAMETER_FREE_MODULES):
+    for name in sorted(sem.PARAMETER_FREE_MODULES):
         arguments, dims = _CONSTRUCTION.get(name, ((2,) if "Pool" in name else (), 4))
         module = getattr(nn, name)(*arguments)
         fact(f"nn.{name}() has no parameters", list(module.parameters()), [])

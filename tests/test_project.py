@@ -392,8 +392,9 @@ def test_summaries_are_cached_and_an_edit_invalidates_them(tmp_path: Path, monke
     cache = tmp_path / "cache"
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
     assert [line for line, _ in codes(tmp_path, "train.py", cache)] == [6]
+    # The folder keeps exports too (asked for by `Net()`: whether the class holds parameters).
     stored = sorted((cache / project_module.SUMMARY_FOLDER).rglob("*.json"))
-    assert len(stored) == 2  # train.py's and models.py's
+    assert sum(1 for path in stored if "imports" in json.loads(path.read_text())) == 2  # train.py's, models.py's
     forget_projects()  # a new process: only the disk is left
 
     def refuse(source: str | bytes) -> None:
@@ -1319,3 +1320,102 @@ def test_a_script_passes_what_a_project_loader_returned_to_a_project_helper(tmp_
     forget_projects()
     write(tmp_path, {"run.py": script.replace('if __name__ == "__main__":', "def main():")})
     assert codes(tmp_path, "viewer.py") == []  # a library module's export reads no other file's returns
+
+
+LAYERS = """
+    import torch
+    from torch import nn
+
+
+    class Smoothing(nn.Module):
+        def __init__(self, value, classes):
+            super().__init__()
+            self.confidence = 1.0 - value
+            self.value = value / (classes - 1)
+            self.classes = classes
+
+        def forward(self, target):
+            out = torch.zeros(len(target), self.classes)
+            out.fill_(self.value)
+            out.scatter_(1, target.unsqueeze(1), self.confidence)
+            return out
+
+
+    class Wrapper(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x) * 2
+
+
+    class Scaled(nn.Module):
+        def __init__(self, classes):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(classes))
+
+        def forward(self, target):
+            return self.scale * target
+
+
+    class Encoding(nn.Module):
+        def __init__(self, size):
+            super().__init__()
+            self.register_buffer("table", torch.arange(size, dtype=torch.float32))
+            self.proj = nn.Linear(size, size)
+
+        def forward(self, x):
+            return self.proj(x + self.table)
+"""
+
+
+@pytest.mark.parametrize(("made", "given", "flagged"), [
+    ("Smoothing(0.1, 4)", "torch.tensor([1, 0, 3])", False),  # fields of numbers, an output of torch.zeros
+    ("Wrapper(nn.ReLU())", "torch.ones(3, 4)", False),  # given a module with no parameters
+    ("Wrapper(nn.Linear(4, 4))", "torch.ones(3, 4)", True),  # given one with parameters
+    ("Scaled(4)", "torch.ones(3, 4)", True),  # an nn.Parameter of its own
+])
+def test_a_module_class_of_another_file_holds_parameters_only_as_its_file_says(
+        tmp_path: Path, made: str, given: str, flagged: bool) -> None:
+    """Set 30's label smoothing: a module class of another project file whose body makes no
+    parameters, given none by its constructor's call, gives an output that requires grad only
+    where its input does, as a module class of the linted file does."""
+    write(tmp_path, {"setup.py": "", "layers.py": LAYERS, "show.py": f"""
+        import torch
+        from torch import nn
+
+        from layers import Scaled, Smoothing, Wrapper
+
+        layer = {made}
+        given = {given}
+        print(layer(given).numpy())
+    """})
+    found = [(line, message[:6]) for line, message in codes(tmp_path, "show.py")]
+    assert found == ([(8, "DET101")] if flagged else [])
+    proof = run_script(tmp_path, "show.py")
+    assert (GRAD_ERROR in proof.stderr) if flagged else proof.returncode == 0, proof.stderr
+
+
+def test_a_buffer_of_another_files_class_is_no_parameter(tmp_path: Path) -> None:
+    """Set 30's positional encoding: `pe.table` registered with `register_buffer` by a class of
+    another project file is a tensor without grad; its layer's weight is a parameter. A subclass
+    of this file reads the buffer through `self`."""
+    write(tmp_path, {"setup.py": "", "layers.py": LAYERS, "show.py": """
+        import torch
+
+        from layers import Encoding
+
+
+        class Shifted(Encoding):
+            def table_twice(self):
+                return (self.table * 2).numpy()
+
+
+        pe = Encoding(4)
+        print(pe.table.numpy(), Shifted(4).table_twice())
+        print(pe.proj.weight.numpy())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "show.py")] == [(13, "DET101")]
+    proof = run_script(tmp_path, "show.py")
+    assert GRAD_ERROR in proof.stderr and "[0. 1. 2. 3.]" in proof.stdout, proof.stderr

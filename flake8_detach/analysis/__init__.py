@@ -24,7 +24,8 @@ Where each concern lives:
   included as callers (:mod:`.import_paths`: the folders a file adds to ``sys.path``, where its
   imports are looked for too); :mod:`.callers`: who calls a project function, read lazily from the
   files that name it, and whether every call runs with grad off; :mod:`.exports`: what each file gives
-  the files that import it (what its functions return, its classes' fields) and what its calls
+  the files that import it (what its functions return, its classes' fields and buffers, which of
+  its module classes hold no parameters) and what its calls
   pass to theirs, computed per question over the definitions :mod:`.demand` says can change the
   answer; :mod:`.witness`: the questions a file's analysis asked its project and their
   answers, which tell when a cached result still holds after an edit elsewhere;

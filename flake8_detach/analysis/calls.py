@@ -53,6 +53,11 @@ from .values import (
 if TYPE_CHECKING:
     from .interpreter import Interpreter
 
+# What makes a module's field hold parameters for `_holds_no_parameters`: grad, or a value the
+# analysis cannot see the origin of (a caller's argument, an unknown object, a guess).
+HOLDING_PARAMETERS = (Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER
+                      | Flag.MODULE_HINT)
+
 
 class CallEvaluator:
     def __init__(self, interp: Interpreter) -> None:
@@ -256,7 +261,10 @@ class CallEvaluator:
         if isinstance(owner, ForeignClass) and project is not None and not project.values:
             self.interp.note_outgoing(f"{owner.qualified}.{method}", positional, keywords)
         self._keep_passed(receiver, positional, keywords)
-        returned = self.interp.foreign_member(owner, method, "returns")
+        if isinstance(owner, ForeignClass) and owner.declared and project is not None:
+            returned = project.subclass_returns(owner.qualified, method)
+        else:
+            returned = self.interp.foreign_member(owner, method, "returns")
         if returned is not None:
             site = receiver.callee.site if isinstance(receiver.callee, ForeignClass) else None
             stored = self.interp.heap.elements_of((site,)) if site is not None else EMPTY
@@ -265,6 +273,17 @@ class CallEvaluator:
         if field is not None:
             return self.interp.grad_mode_result(self._call_value(field, positional, keywords, method, node))
         return None
+
+    def _project_module(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> Value:
+        """An instance of a module class of another project file. One whose file says it holds no
+        parameters but what its constructor is given (`parameter_free_for_its_arguments`), given
+        none here, is frozen: its output requires grad only where its input does (a label
+        smoothing or a positional encoding of a buffer)."""
+        project = self.interp.project
+        frozen = project is not None and project.values and not any(
+            self._field_holds_parameters(value, frozenset()) for value in (*positional, *keywords.values())
+        ) and project.parameter_free(qualified)
+        return Value(Flag.MODULE | (Flag.FROZEN if frozen else 0), callee=ForeignClass(qualified))
 
     def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
         """The tensors passed to an instance of another file's class, kept in its heap object."""
@@ -429,16 +448,18 @@ class CallEvaluator:
         method = instance_method(container, "__getitem__")
         return None if method is None else self.interp.call_function(method, node, [index], {})
 
-    def _holds_no_parameters(self, module: Value, seen: frozenset[int] = frozenset()) -> bool:
+    def _holds_no_parameters(self, module: Value, seen: frozenset[int] = frozenset(),
+                             holding: int = HOLDING_PARAMETERS) -> bool:
         """An instance of a module class of the file that can hold parameters only in its `__init__`'s
         fields (freezing.class_body_adds_no_parameters), none of which holds one now: frozen modules,
         tensors without grad, plain values. A field of unknown origin, a heap container or a module
-        that may have parameters counts as holding some."""
+        that may have parameters counts as holding some (`holding`: the flags that say so)."""
         cls = module.callee
         if not isinstance(cls, ClassInfo) or id(cls) in seen or not self._adds_no_parameters(cls):
             return False
         seen = seen | {id(cls)}
-        return not any(self._field_holds_parameters(value, seen) for owner in cls.lineage() for value in owner.attrs.values())
+        return not any(self._field_holds_parameters(value, seen, holding)
+                       for owner in cls.lineage() for value in owner.attrs.values())
 
     def _adds_no_parameters(self, cls: ClassInfo) -> bool:
         """The class's statement, read once when it matters (a walk of a class is not cheap)."""
@@ -449,15 +470,29 @@ class CallEvaluator:
             ) and class_body_adds_no_parameters(cls.node, self.interp.imports.resolve, described)
         return cls.adds_no_parameters
 
-    def _field_holds_parameters(self, value: Value, seen: frozenset[int], depth: int = 3) -> bool:
-        if value.has(Flag.GRAD | Flag.UNKNOWN_ARG | Flag.UNKNOWN_OBJECT | Flag.MAYBE_PARAMETER | Flag.MODULE_HINT):
+    def _field_holds_parameters(self, value: Value, seen: frozenset[int], holding: int = HOLDING_PARAMETERS,
+                                depth: int = 3) -> bool:
+        if value.has(holding):
             return True
         if value.objs:  # `self.config = {"name": ...}`: a container the file fills, with what it holds
-            return depth == 0 or self._field_holds_parameters(self.interp.heap.elements_of(value.objs), seen, depth - 1)
+            return depth == 0 or self._field_holds_parameters(self.interp.heap.elements_of(value.objs), seen,
+                                                              holding, depth - 1)
         if value.has(Flag.MODULE) and not value.has(Flag.FROZEN):
-            return not self._holds_no_parameters(value, seen)
+            return not self._holds_no_parameters(value, seen, holding)
         parts = [*(value.items or ()), *([value.elem] if value.elem is not None else [])]
-        return any(self._field_holds_parameters(part, seen, depth) for part in parts)
+        return any(self._field_holds_parameters(part, seen, holding, depth) for part in parts)
+
+    def parameter_free_for_its_arguments(self, cls: ClassInfo) -> bool:
+        """An export's question about a module class of this file: whether an instance holds no
+        parameters unless its constructor is given some (the importer checks what its call
+        passes, `_project_module`), and its `forward` makes no tensor that requires grad."""
+        if not cls.is_module or not self._adds_no_parameters(cls):
+            return False
+        instance = Value(Flag.MODULE, callee=cls)
+        if not self._holds_no_parameters(instance, holding=HOLDING_PARAMETERS & ~Flag.UNKNOWN_ARG):
+            return False
+        forward = cls.method("forward")
+        return forward is None or not forward.returns.has(Flag.GRAD)
 
     def _run_forward(self, module: Value, node: cst.Call, positional: list[Value],
                      keywords: dict[str, Value]) -> Value | None:
@@ -488,7 +523,7 @@ class CallEvaluator:
         if self.interp.in_autocast:
             autocast = self.interp.autocast
             return autocast if module.callee in dt.AUTOCAST_LOWER_LAYERS else 0
-        if not module.flags & DTYPES and module.has(Flag.FROZEN) and module.callee in dt.PARAMETER_FREE_MODULES:
+        if not module.flags & DTYPES and module.has(Flag.FROZEN) and module.callee in sem.PARAMETER_FREE_MODULES:
             return dt.combine(positional[:2])  # FROZEN: a must-fact, so no joined layer has parameters
         return module.flags & DTYPES
 
@@ -681,7 +716,7 @@ class CallEvaluator:
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py), and while this file's exports are
             # computed, what its methods get is noted (`ema.restore(model.parameters())`).
-            return Value(Flag.MODULE, callee=ForeignClass(qualified))
+            return self._project_module(qualified, positional, keywords)
         if project is not None and not project.values and project.names_class(qualified):
             return Value(callee=ForeignClass(qualified))  # an instance: what its methods get is noted
         if project is not None and project.values and project.is_class(qualified):
@@ -783,7 +818,7 @@ class CallEvaluator:
         module with no parameters (`nn.ReLU()`, a loss, `nn.LayerNorm(n, elementwise_affine=False)`)
         is frozen from the start: its output requires grad only through its input, as a frozen
         module's does (freezing.py)."""
-        if last in dt.PARAMETER_FREE_MODULES:
+        if last in sem.PARAMETER_FREE_MODULES:
             return Value(Flag.MODULE | Flag.FROZEN | self._device_keyword(keywords, EMPTY).flags, callee=last)
         if last in dt.AFFINE_SWITCHES and not _affine(node, *dt.AFFINE_SWITCHES[last]):
             statistics = last in dt.RUNNING_STATISTICS_LAYERS and not keyword_is_false(node, "track_running_stats")

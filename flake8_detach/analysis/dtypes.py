@@ -94,21 +94,6 @@ FLOAT32_PARAMETER_LAYERS = frozenset(
     """Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LSTM GRU RNN
     BatchNorm1d BatchNorm2d BatchNorm3d LayerNorm GroupNorm MultiheadAttention PReLU""".split()
 )
-# torch.nn modules with no parameters: their output requires grad only if an input does, and
-# has their input's dtype (the inputs' promoted, for a loss of two tensors): a bfloat16 input
-# gives a bfloat16 output, a float64 one a float64 output (each checked on torch 2.13, CPU, by
-# scripts/check_dtype_facts.py).
-PARAMETER_FREE_MODULES = frozenset(
-    """L1Loss MSELoss CrossEntropyLoss NLLLoss SmoothL1Loss HuberLoss KLDivLoss BCEWithLogitsLoss BCELoss
-    SoftMarginLoss ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Tanh Sigmoid Softmax LogSoftmax
-    Softplus Softsign Hardswish Hardsigmoid Hardtanh Tanhshrink Dropout Dropout2d AlphaDropout Identity
-    Flatten MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d MaxPool1d AvgPool1d AdaptiveAvgPool1d
-    AdaptiveMaxPool1d MaxPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool1d LPPool2d ZeroPad1d ZeroPad2d
-    ZeroPad3d ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d
-    ReplicationPad3d ConstantPad1d ConstantPad2d ConstantPad3d CircularPad1d CircularPad2d CircularPad3d
-    Softmin LogSigmoid Hardshrink Softshrink GLU RReLU Softmax2d Threshold Upsample UpsamplingNearest2d
-    UpsamplingBilinear2d PixelShuffle PixelUnshuffle ChannelShuffle Dropout1d Dropout3d FeatureAlphaDropout""".split()
-)
 # Normalisation layers whose parameters a keyword switches off, with its default: without them
 # (`nn.BatchNorm1d(n, affine=False)`, `nn.InstanceNorm2d(n)`) the layer holds no parameter, and its
 # output requires grad only through its input. The batch norms keep float32 running statistics,

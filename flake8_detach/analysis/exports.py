@@ -21,7 +21,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
 
-EXPORT_FORMAT = "13"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "15"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 # FROZEN and ZERO_DIM are must-facts (every joined module frozen, every joined tensor 0-dim):
 # joins of encodings go through `join_encoded`.
@@ -39,6 +39,9 @@ class ForeignClass:
 
     qualified: str
     site: int | None = None
+    # Declared, not made: a parameter annotated with the class may hold an instance of any project
+    # subclass, whose overrides of a method may run (ProjectView.subclass_returns).
+    declared: bool = False
 
 
 # How deep an export keeps a tuple's items (`return output, masks`: a tensor and a dict of them).
@@ -47,11 +50,17 @@ MAX_ITEMS = 8
 
 
 def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
-    """[flags, an element's flags] and, for a tuple of known length, each item's encoding: what
-    unpacking `output, masks = net.forward_masks(x)` in another file needs to keep them apart."""
+    """[flags, the element's] and, for a tuple of known length, each item's encoding: what
+    unpacking `output, masks = net.forward_masks(x)` in another file needs to keep them apart.
+    An element with a structure of its own (a loader's `(inputs, labels)` batches) is encoded
+    whole while the depth lasts, its flags alone past it."""
     # `model.parameters()` is iterated for its parameters: tensors that require grad.
     element = value.element() if value.has(Flag.CONTAINER | Flag.PARAMS) else None
-    encoded: list[Any] = [value.flags & KEPT, element.flags & KEPT if element is not None else 0]
+    slot: int | list[Any] = 0
+    if element is not None:
+        structured = element.items is not None or element.elem is not None
+        slot = encode(element, depth - 1) if depth and structured else element.flags & KEPT
+    encoded: list[Any] = [value.flags & KEPT, slot]
     if depth and value.items is not None and len(value.items) <= MAX_ITEMS:
         encoded.append([encode(item, depth - 1) for item in value.items])
     return encoded
@@ -64,19 +73,31 @@ def stored_by_this_caller(exported: Value | None, passed: Value) -> Value:
     return passed if exported is None else exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
 
 
-def join_encoded(old: list[int] | None, new: list[int]) -> list[int]:
+def join_encoded(old: list[Any] | None, new: list[Any]) -> list[int]:
     """The flags and element flags of two encodings joined as Value.merge joins them: "may" facts
-    by union, "frozen" only where every module joined is (a frozen model here, a trained one there)."""
+    by union, "frozen" only where every module joined is (a frozen model here, a trained one there).
+    An element's structure is not kept through a join."""
     if old is None:
-        return [new[0], new[1]]
-    return [join_flags(old[0], new[0]), join_flags(old[1], new[1])]
+        return [new[0], _flags_of(new[1])]
+    return [join_flags(old[0], new[0]), join_flags(_flags_of(old[1]), _flags_of(new[1]))]
+
+
+def _flags_of(slot: int | list[Any]) -> int:
+    return slot if isinstance(slot, int) else slot[0]
 
 
 def decode(encoded: Any, origin: str) -> Value | None:
-    if not (isinstance(encoded, list) and len(encoded) in (2, 3)
-            and all(isinstance(part, int) for part in encoded[:2])):
+    if not (isinstance(encoded, list) and len(encoded) in (2, 3) and isinstance(encoded[0], int)
+            and isinstance(encoded[1], (int, list))):
         return None
-    flags, element = encoded[0], encoded[1]
+    flags, slot = encoded[0], encoded[1]
+    element: Value | None = None
+    if isinstance(slot, list):
+        element = decode(slot, origin)
+        if element is None:
+            return None
+    elif slot:
+        element = Value(slot & KEPT, origin=origin)
     items = None
     if len(encoded) == 3:
         if not isinstance(encoded[2], list):
@@ -86,7 +107,7 @@ def decode(encoded: Any, origin: str) -> Value | None:
             return None
         items = tuple(item for item in decoded if item is not None)
     keep = origin if flags & TENSOR_FLOW else None
-    return Value(flags & KEPT, items, elem=Value(element & KEPT, origin=origin) if element else None, origin=keep)
+    return Value(flags & KEPT, items, elem=element, origin=keep)
 
 
 def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None) -> dict[str, Any]:
@@ -107,7 +128,8 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
 
     # A file without torch is read too: a base class there sets fields a module subclass reads
     # (`self.chunk_length` of megatron's retro attention), a script there passes arrays to helpers.
-    empty: dict[str, Any] = {"returns": {}, "fields": {}, "outgoing": {}, "covered": None}
+    empty: dict[str, Any] = {"returns": {}, "fields": {}, "buffers": {}, "parameter_free": [], "outgoing": {},
+                             "covered": None}
     try:
         module, wanted = _module_of(source, roots)
         imports = ImportTable.from_module(module)
@@ -129,12 +151,20 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
         fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
                   and (wanted is None or cls.name in wanted)  # a class only calls reached: partial
                   for attr, value in cls.attrs.items()}
+        # Per module class, what an importer cannot see from its fields: the buffers it registers
+        # (`pe.table` is no parameter) and whether it holds parameters at all.
+        classes = [cls for cls in interpreter.classes if cls.top_level and cls.is_module
+                   and (wanted is None or cls.name in wanted)]
+        buffers = {cls.name: sorted({name for owner in cls.lineage() for name in owner.buffers})
+                   for cls in classes if any(owner.buffers for owner in cls.lineage())}
+        parameter_free = sorted(cls.name for cls in classes if interpreter.calls.parameter_free_for_its_arguments(cls))
         outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
                     for key, passed in interpreter.outgoing.items()}
     finally:
         interpreter.heap.uninstall(previous)
         interpreter.release()
-    return {"returns": returns, "fields": fields, "outgoing": outgoing,
+    return {"returns": returns, "fields": fields, "buffers": buffers, "parameter_free": parameter_free,
+            "outgoing": outgoing,
             "covered": None if wanted is None or roots is None else sorted(wanted | roots)}
 
 

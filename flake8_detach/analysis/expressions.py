@@ -487,6 +487,8 @@ class ExpressionEvaluator:
             if known is not None:
                 return known  # `client.net`: the field the class's methods assigned
         elif isinstance(base.callee, ForeignClass):
+            if base.has(Flag.MODULE) and self.interp.foreign_buffer(base.callee, attr):
+                return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
             known = self.interp.foreign_member(base.callee, attr, "fields")
             if known is not None:
                 return known  # `buffer.device`: a field of a class of another project file
@@ -497,7 +499,8 @@ class ExpressionEvaluator:
         getter = cls.method(attr) if cls is not None else None
         if getter is not None and is_property(getter.node):
             return self.interp.call_function(getter, site, [], {})  # `client.loss`: the property's value
-        if cls is not None and cls.has_buffer(attr):  # `self.pe` of `self.register_buffer("pe", ...)`
+        if cls is not None and (cls.has_buffer(attr) or self.interp.foreign_buffer(cls, attr)):
+            # `self.pe` of `self.register_buffer("pe", ...)`, here or in a base of another project file
             return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
         return self.attribute_of(base, attr)
 

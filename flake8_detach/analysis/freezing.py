@@ -2,7 +2,7 @@
 
 A frozen module's output requires grad only if its input does (a feature extractor, a teacher, a
 model loaded for inference), so `.numpy()` on it runs. A module with no parameters at all
-(`nn.ReLU()`, `nn.MSELoss()`: dtypes.PARAMETER_FREE_MODULES) is frozen from the moment it is made
+(`nn.ReLU()`, `nn.MSELoss()`: semantics.PARAMETER_FREE_MODULES) is frozen from the moment it is made
 (calls.py). The idioms recognised, on a module held by a name:
 
     for p in model.parameters():            # or: for _, p in model.named_parameters()

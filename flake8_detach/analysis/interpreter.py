@@ -399,6 +399,15 @@ class Interpreter:
                 return found
         return None
 
+    def foreign_buffer(self, owner: ClassInfo | ForeignClass, name: str) -> bool:
+        """Whether a class of another project file (or a base there of a class of this file)
+        registers a buffer `name`: a tensor of the module that is no parameter."""
+        project = self.project
+        if project is None or not project.values:
+            return False
+        owners = (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases
+        return any(project.registers_buffer(qualified, name) for qualified in owners)
+
     def fields_stored_by(self, classes: Iterable[str], method: str, positional: list[Value],
                          keywords: dict[str, Value]) -> Iterator[tuple[str, Value]]:
         """(field, value) for each field the method `method` of another project file's class (the
@@ -427,6 +436,13 @@ class Interpreter:
                 return Value(Flag.TENSOR | Flag.UNKNOWN_ARG, origin=f"parameter '{name}'")
             if qualified is not None and sem.is_nn_module_class(qualified):
                 return Value(Flag.MODULE)
+            if qualified in sem.DATA_LOADERS:  # `loader: DataLoader`: batches of tensors, as a loader made here
+                return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR, origin="batch"))
+            project = self.project
+            if qualified is not None and project is not None and project.is_class(qualified) \
+                    and not project.is_module_class(qualified):
+                # `dataset: BaseDataset`: an instance of a project class or of a subclass of it.
+                return Value(Flag.NOT_TENSOR, callee=ForeignClass(qualified, declared=True))
             return Value(Flag.NOT_TENSOR)  # `s: StorageDesc`, `n: int`: declared not a tensor
         if sem.is_device_name(name):
             return Value(Flag.DEVICE_SPEC)

@@ -48,6 +48,7 @@ from .callers import CallerIndex
 from .demand import definition_of
 from .exports import decode, join_encoded
 from .import_paths import added_folder
+from .semantics import PARAMETER_FREE_MODULES
 from .values import Value
 from .witness import holds, recorded, to_data
 
@@ -66,7 +67,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "12"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "13"  # bump when a summary's layout or meaning changes
 # `if __name__ == "__main__":` (either quotes, either order): the file is run as a script.
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""", re.MULTILINE)
@@ -201,6 +202,10 @@ class _Summariser(ast.NodeVisitor):
         self.grad_off: list[str] = []  # functions that turn grad off as decorators or contexts
         self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
         self.freezing: list[str] = []  # methods that set requires_grad=False on all of `self`'s parameters
+        self.templates: list[str] = []  # abstract methods: a subclass's override is what runs (_is_template)
+        # Classes whose statement makes a parameter or a torch.nn layer that has some, or derives
+        # from such a layer: they hold parameters, no export needs to say (ProjectView.parameter_free).
+        self.parameter_makers: list[str] = []
         # "C.m" -> {field: parameter}: `self.model = model` in a method (a base trainer's `__init__`)
         self.param_fields: dict[str, dict[str, str]] = {}
         self.calls: list[list[Any]] = []  # [caller unit, callee reference, kind, contexts]
@@ -287,6 +292,8 @@ class _Summariser(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if self.depth == 0 and self.cls is None:
             self.classes[node.name] = [ref for ref in map(self.reference, node.bases) if ref]
+            if any(_makes_parameters(ref) for ref in self.classes[node.name]):
+                self.parameter_makers.append(node.name)  # `class Head(nn.Linear)`; calls: visit_Call
             self.cls = node.name
             self.fields = self._constructed_fields(node)
             self.generic_visit(node)
@@ -341,6 +348,8 @@ class _Summariser(ast.NodeVisitor):
             self.grad_free_returns.append(name)
         if top and self.cls is not None and self.mentions_requires_grad and self._freezes_self(node):
             self.freezing.append(name)
+        if top and self.cls is not None and _is_template(node, decorators):
+            self.templates.append(name)
         if top and self.cls is not None:
             stored = _parameter_fields(node)
             if stored:
@@ -413,6 +422,11 @@ class _Summariser(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         self._note_call(func, node)
+        cls = self.cls
+        if cls is not None and (not self.parameter_makers or self.parameter_makers[-1] != cls):
+            called = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+            if called[:1].isupper() and _makes_parameters(self.reference(func)):
+                self.parameter_makers.append(cls)  # `self.fc = nn.Linear(...)`, `nn.Parameter(...)`
         if type(func) is ast.Attribute and func.attr in ("append", "insert"):
             folder = added_folder(node)  # `sys.path.append("../src")`: where its imports are found
             if folder is not None and list(folder) not in self.sys_path:
@@ -481,7 +495,43 @@ class _Summariser(ast.NodeVisitor):
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
                 "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields,
-                "sys_path": self.sys_path}
+                "sys_path": self.sys_path, "templates": self.templates, "parameter_makers": self.parameter_makers}
+
+
+def _makes_parameters(reference: str | None) -> bool:
+    """`nn.Parameter(...)`, or a torch.nn layer that is no container and not known to hold no
+    parameters (semantics.PARAMETER_FREE_MODULES): `nn.Linear`, `nn.Conv2d`, `nn.LayerNorm`."""
+    if reference is None or not reference.startswith("torch.nn."):
+        return False
+    name = reference.rpartition(".")[2]
+    return name == "Parameter" or (name[:1].isupper() and name not in PARAMETER_FREE_MODULES
+                                   and name not in _LAYER_CONTAINERS)
+
+
+_LAYER_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+def _is_template(method: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> bool:
+    """An abstract method: decorated `abc.abstractmethod`, or a body of a docstring and `pass`,
+    `...` or `raise NotImplementedError` only. What it returns is a subclass's business."""
+    if any(decorator.rpartition(".")[2] == "abstractmethod" for decorator in decorators):
+        return True
+    body = method.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    return bool(body) and all(_is_placeholder(statement) for statement in body)
+
+
+def _is_placeholder(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return statement.value.value is Ellipsis
+    if isinstance(statement, ast.Raise) and statement.exc is not None:
+        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+    return False
 
 
 def _parameter_fields(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
@@ -1026,6 +1076,37 @@ class Project:
                 return True
         return False
 
+    def derives_from(self, importer: Path, dotted: str, ancestor: Unit, seen: frozenset[Unit] = frozenset()) -> bool:
+        """Whether a reference names the project class ``ancestor`` or one deriving from it at any depth."""
+        unit = self.definition(importer, dotted)
+        if unit is None or unit in seen:
+            return False
+        if unit == ancestor:
+            return True
+        summary = self.summary(unit[0])
+        bases = summary["classes"].get(unit[1]) if summary is not None else None
+        return any(self.derives_from(unit[0], base, ancestor, seen | {unit}) for base in bases or ())
+
+    def subclass_methods(self, importer: Path, dotted: str, name: str) -> tuple[Unit, ...] | None:
+        """Each method `name` of a project class deriving from the class a reference names (itself
+        included), as (file, "C.m"), less the templates (`_is_template`): what `obj.name(...)` may
+        run where `obj` is declared an instance of that class and may be one of any subclass
+        (class hierarchy analysis). None past MAX_METHOD_OWNERS: too many to tell."""
+        ancestor = self.definition(importer, dotted)
+        if ancestor is None:
+            return None
+        found: list[Unit] = []
+        for path in self.callers().files_defining(name):
+            summary = self.summary(path) if path.suffix == ".py" else None
+            if summary is None:
+                continue
+            templates = summary.get("templates", ())
+            for unit in summary["functions"]:
+                owner, _, method = unit.partition(".")
+                if method == name and unit not in templates and self.derives_from(path, THIS_MODULE + owner, ancestor):
+                    found.append((path, unit))
+        return tuple(found) if len(found) <= MAX_METHOD_OWNERS else None
+
     def classes_are_modules(self, importer: Path, dotted: str) -> bool:
         """Whether a reference names a project module whose public classes all derive from a torch.nn
         module (at least one): `getattr(models, args.model)(...)` is one of them, a module."""
@@ -1305,6 +1386,39 @@ class ProjectView:
         return joined
 
     @recorded
+    def subclass_returns(self, qualified_class: str, name: str) -> Value | None:
+        """What `obj.name(...)` returns where `obj` is declared an instance of the project class
+        `qualified_class` (`dataset: BaseDataset`), so that a subclass may be passed: the join of
+        that class's (or its bases') method and every project subclass's override, templates
+        apart (Project.subclass_methods); None where one is unknown or none is found."""
+        if not self.values:
+            return None
+        overrides = self.project.subclass_methods(self.path, qualified_class, name)
+        if overrides is None:
+            return None
+
+        def defined(unit: Unit) -> tuple[Unit, bool] | None:
+            summary = self.project.summary(unit[0])
+            method = f"{unit[1]}.{name}"
+            if summary is None or method not in summary["functions"]:
+                return None
+            return (unit[0], method), method in summary.get("templates", ())
+
+        inherited = self._first_in_classes(self.path, qualified_class, defined, 0)
+        owners = list(overrides)
+        if inherited is not None and not inherited[1] and inherited[0] not in owners:
+            owners.append(inherited[0])  # the class's own or a base's, where no template
+        joined: Value | None = None
+        for path, unit in owners:
+            exports = self.project.exports(path, (definition_of(unit),))
+            encoded = exports.get("returns", {}).get(unit) if exports is not None else None
+            value = decode(encoded, f"value returned by {name}()") if encoded is not None else None
+            if value is None:
+                return None
+            joined = value if joined is None else joined.merge(value)
+        return joined
+
+    @recorded
     def member(self, qualified_class: str, name: str, table: str) -> Value | None:
         """A method's return value ("returns") or a field ("fields") of a class of another project
         file, or of its project bases (in order, depth first as Python's simple cases)."""
@@ -1319,6 +1433,36 @@ class ProjectView:
             return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
 
         return self._first_in_classes(self.path, qualified_class, exported, 0)
+
+    @recorded
+    def registers_buffer(self, qualified_class: str, name: str) -> bool:
+        """Whether a class of another project file, or one of its project bases, registers a
+        buffer `name` (`self.register_buffer(name, t)`; the export's "buffers")."""
+        if not self.values:
+            return False
+
+        def registered(unit: Unit) -> bool | None:
+            exports = self.project.exports(unit[0], (definition_of(unit[1]),))
+            return True if exports is not None and name in exports.get("buffers", {}).get(unit[1], ()) else None
+
+        return self._first_in_classes(self.path, qualified_class, registered, 0) is not None
+
+    @recorded
+    def parameter_free(self, qualified_class: str) -> bool:
+        """Whether a module class of another project file holds no parameters but what its
+        constructor is given (the export's "parameter_free": CallEvaluator.parameter_free_for_its_arguments)."""
+        unit = self.project.definition(self.path, qualified_class) if self.values else None
+        if unit is None:
+            return False
+
+        def makes_parameters(unit: Unit) -> bool | None:  # the class or a project base, by its summary
+            summary = self.project.summary(unit[0])
+            return True if summary is None or unit[1] in summary.get("parameter_makers", ()) else None
+
+        if self._first_in_classes(self.path, qualified_class, makes_parameters, 0):
+            return False
+        exports = self.project.exports(unit[0], (definition_of(unit[1]),))
+        return exports is not None and unit[1] in exports.get("parameter_free", ())
 
     @recorded
     def parameter_fields(self, qualified_class: str, method: str) -> tuple[list[str], dict[str, str]] | None:

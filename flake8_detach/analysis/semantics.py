@@ -48,6 +48,21 @@ FORWARD_HOOKS: dict[str, tuple[str, ...]] = {
     "register_forward_hook": ("module", "inputs", "output"),  # fn(module, args, output)
 }
 
+# torch.nn modules with no parameters: their output requires grad only if an input does, and
+# has their input's dtype (the inputs' promoted, for a loss of two tensors): a bfloat16 input
+# gives a bfloat16 output, a float64 one a float64 output (each checked on torch 2.13, CPU, by
+# scripts/check_dtype_facts.py).
+PARAMETER_FREE_MODULES = frozenset(
+    """L1Loss MSELoss CrossEntropyLoss NLLLoss SmoothL1Loss HuberLoss KLDivLoss BCEWithLogitsLoss BCELoss
+    SoftMarginLoss ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Tanh Sigmoid Softmax LogSoftmax
+    Softplus Softsign Hardswish Hardsigmoid Hardtanh Tanhshrink Dropout Dropout2d AlphaDropout Identity
+    Flatten MaxPool2d AvgPool2d AdaptiveAvgPool2d AdaptiveMaxPool2d MaxPool1d AvgPool1d AdaptiveAvgPool1d
+    AdaptiveMaxPool1d MaxPool3d AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool1d LPPool2d ZeroPad1d ZeroPad2d
+    ZeroPad3d ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d
+    ReplicationPad3d ConstantPad1d ConstantPad2d ConstantPad3d CircularPad1d CircularPad2d CircularPad3d
+    Softmin LogSigmoid Hardshrink Softshrink GLU RReLU Softmax2d Threshold Upsample UpsamplingNearest2d
+    UpsamplingBilinear2d PixelShuffle PixelUnshuffle ChannelShuffle Dropout1d Dropout3d FeatureAlphaDropout""".split()
+)
 # Results that are integer or boolean tensors: they can never require grad.
 NO_GRAD_RESULTS = frozenset(
     """argmax argmin argsort eq ne gt lt ge le greater less equal not_equal isnan isinf
