@@ -258,6 +258,8 @@ class Interpreter:
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
             declared = self.param_value(param)
+            if not info.is_base and name in info.arg_values and param.annotation is None and sem.is_device_name(name):
+                declared = EMPTY  # the device a call passes, or the default it leaves, not the name's guess
             if judged or name in grad_free or name in numbers:
                 # every call is in the file, or passes no grad tensor, or the body uses it as a size
                 declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
@@ -337,6 +339,7 @@ class Interpreter:
         if isinstance(call, cst.Call) and any(arg.star for arg in call.args):
             info.escaped = True  # `f(*args)`: which parameter gets what is not in the file
         bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]
+        bound += self._device_defaults(info, {name for name, _ in bound})
         rest = rest_bindings(info, call, positional, keywords) if isinstance(call, cst.Call) else []
         summary = self.summaries.context_for(info, bound + rest, self.grad_enabled)
         changed = False
@@ -359,6 +362,25 @@ class Interpreter:
         returned = self.summaries.read(summary, self.current_function)
         # What came from the parameters is what this call passed, not "unknown".
         return seen_from(returned, lambda: passed_tensors(value for _, value in bound))
+
+    def _device_defaults(self, info: FunctionInfo, passed: set[str]) -> list[tuple[str, Value]]:
+        """The parameters a call leaves to a default that names a device (`device="cpu"`,
+        `device=torch.device("cuda")`): bound to it, so `x.to(device)` in the callee moves `x`
+        where the default says, not where the name `device` suggests (param_value's guess is for
+        callers the file does not show)."""
+        params = info.node.params
+        found: list[tuple[str, Value]] = []
+        for param in (*params.params, *params.kwonly_params):
+            name = param.name.value
+            if name in passed or param.default is None or not sem.is_device_name(name):
+                continue
+            default = param.default
+            if isinstance(default, cst.SimpleString) or (
+                    isinstance(default, cst.Call) and self.imports.resolve(default.func) == "torch.device"):
+                value = self.eval(default, info.env)
+                if value.has(Flag.CPU_SPEC | Flag.DEVICE_SPEC):
+                    found.append((name, value))
+        return found
 
     def note_outgoing(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> None:
         """A call of another project file's function: remember what it passes (grad mode

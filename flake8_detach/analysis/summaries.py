@@ -40,8 +40,9 @@ OVERFLOW = "joined"  # the context key shared by calls past MAX_CONTEXTS
 
 # What tells contexts apart: what a rule or a result depends on. The rest (dtypes, origins,
 # which container) is joined within a context.
+# A device spec is part of it: `doubled(x)` leaving `device="cpu"` and `doubled(x, DEVICE)` differ.
 KEY_FLAGS = (GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.CONTAINER
-             | Flag.NOT_TENSOR)
+             | Flag.NOT_TENSOR | Flag.DEVICE_SPEC | Flag.CPU_SPEC)
 ELEMENT_KEY_FLAGS = GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR
 
 Reader = Optional[FunctionInfo]  # None: the module's own statements

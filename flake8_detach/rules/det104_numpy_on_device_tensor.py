@@ -19,7 +19,9 @@ class NumpyOnDeviceTensor(Rule):
         "`torch.cuda.is_available()` or `DEVICE != \"cpu\"`, or called `use_gpu`, `args.cuda`, "
         "`train_on_gpu`) holds only where the flag is true, so `x.numpy() if not use_gpu else "
         "x.cpu().numpy()` and a move back under the same flag are clean; `t.is_cuda` and "
-        "`t.device.type == \"cpu\"` tests put `t` on the CPU in their branch."
+        "`t.device.type == \"cpu\"` tests put `t` on the CPU in their branch. A helper's parameter "
+        "named as a device (`device`, `dev`) may be a GPU for callers the file does not show; a call "
+        "that leaves it to a default naming one (`device=\"cpu\"`) moves to that default."
     )
     why_bad = (
         "A NumPy array must live in host memory; a CUDA tensor's storage is on the GPU. PyTorch "
