@@ -1419,3 +1419,30 @@ def test_a_buffer_of_another_files_class_is_no_parameter(tmp_path: Path) -> None
     assert [(line, message[:6]) for line, message in codes(tmp_path, "show.py")] == [(13, "DET101")]
     proof = run_script(tmp_path, "show.py")
     assert GRAD_ERROR in proof.stderr and "[0. 1. 2. 3.]" in proof.stdout, proof.stderr
+
+
+def test_a_package_with_its_own_build_script_is_part_of_the_project_that_imports_it(tmp_path: Path) -> None:
+    """glow-tts's `monotonic_align/` (the thirty-third set): a package whose `setup.py` builds its
+    Cython extension, imported by the `models.py` beside it. Its marker is its build's, not the
+    project's: the root is above, so the caller's tensor reaches the helper's parameters. A
+    marked folder nothing beside imports stays a root of its own."""
+    write(tmp_path, {"align/__init__.py": """
+        import numpy as np
+
+
+        def maximum_path(value, mask):
+            value = value * mask
+            print(type(value).__name__)
+            return value.data.cpu().numpy().astype(np.float32)
+    """, "align/setup.py": "", "models.py": """
+        import torch
+
+        import align
+
+        print(align.maximum_path(torch.ones(2, 3), torch.ones(2, 3)))
+    """, "tools/setup.py": "", "tools/__init__.py": ""})
+    assert find_root(tmp_path / "align" / "__init__.py") == tmp_path.resolve()
+    assert find_root(tmp_path / "tools" / "__init__.py") == (tmp_path / "tools").resolve()
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "align/__init__.py")] == [(7, "DET103")]
+    proof = run_script(tmp_path, "models.py")
+    assert proof.returncode == 0 and proof.stdout.startswith("Tensor"), proof.stderr

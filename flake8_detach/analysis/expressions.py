@@ -27,7 +27,7 @@ from .guards import (
     isinstance_narrowing,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import all_params, is_property, string_value
+from .syntax import all_params, is_property, slot_name, string_value
 from .uses import defines_data_and_grad, tensor_users
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
 from .versions import known_branch
@@ -170,6 +170,13 @@ class ExpressionEvaluator:
 
     def _eval_subscript(self, node: cst.Subscript, env: Env) -> Value:
         self.facts.parents[node.value] = node  # `p.data[i] = v` writes through `.data`
+        slots = self.interp.statements.slots
+        slot = slot_name(node) if slots else None
+        if slot in slots:
+            held = env.vars.get(slot)  # this iteration's entry (statements.loop_slots)
+            if held is not None:
+                self.eval(node.slice[0].slice.value, env)  # type: ignore[attr-defined]
+                return held
         base = self.eval(node.value, env)
         index_value: cst.BaseExpression | None = None
         key_value = EMPTY
@@ -389,6 +396,10 @@ class ExpressionEvaluator:
     def _eval_name(self, node: cst.Name, env: Env) -> Value:
         if node.value == env.self_name:
             self.facts.self_names.add(node)
+        statements = self.interp.statements
+        if statements.slots and node.value in statements.slots.values():
+            # The container read whole: what this iteration wrote is in it.
+            statements.flush_slots(env, {slot: name for slot, name in statements.slots.items() if name == node.value})
         self.interp.aliases.note_read(node.value, env)
         found = env.lookup(node.value)
         if self.interp.module_names.attrs and node.value in self.interp.module_names.attrs:

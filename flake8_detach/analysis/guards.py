@@ -18,8 +18,16 @@ import libcst as cst
 from . import semantics as sem
 from .dtypes import DTYPE_NAMES
 from .imports import ImportTable
-from .syntax import descendants, dotted, literal_bool, move_argument, string_value
-from .values import DTYPES, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
+from .syntax import (
+    descendants,
+    dotted,
+    is_name,
+    literal_bool,
+    move_argument,
+    slot_name,
+    string_value,
+)
+from .values import DTYPES, EMPTY, GRAD_FLAGS, TENSOR_FLOW, Flag, Value
 
 # A name, and what a test makes of its value where the test holds (the value is None where the
 # name is unbound; None back means the test says nothing about it there).
@@ -216,7 +224,27 @@ def branch_narrowings(test: cst.BaseExpression, imports: ImportTable) -> tuple[l
     name, in_body = device_test(test)
     if name is not None:
         (body if in_body else orelse).append((name, _on_cpu))
+    name, in_body = none_test(test)
+    if name is not None:
+        (body if in_body else orelse).append((name, _none))
     return body, orelse
+
+
+def none_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """`x is None` -> ("x", True): x is None in the body; `x is not None` -> ("x", False): in the
+    other branch. `x` a name, or a loop's slot `out[i]` (syntax.slot_name)."""
+    comparison = _single_comparison(test, (cst.Is, cst.IsNot))
+    if comparison is None:
+        return None, False
+    left, operator, right, negated = comparison
+    subject = left if is_name(right, "None") else right if is_name(left, "None") else None
+    name = subject.value if isinstance(subject, cst.Name) else slot_name(subject) if subject is not None else None
+    return name, isinstance(operator, cst.Is) != negated
+
+
+def _none(value: Value | None) -> Value | None:
+    """Where a test says the name holds None: nothing the analysis knows of (None is no tensor)."""
+    return None if value is None else EMPTY
 
 
 # Dtype bits that stand for one dtype each (not INTEGER or COMPLEX, which stand for several):

@@ -99,11 +99,27 @@ def find_root(path: Path) -> Path:
     start = start.resolve()
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in ROOT_MARKERS):
+            if _imported_from_above(folder):
+                continue  # glow-tts's `monotonic_align/setup.py`: a package's own build script
             return folder
     folder = start
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
     return _namespace_root(path, folder)
+
+
+def _imported_from_above(folder: Path) -> bool:
+    """Whether a marked folder is a package the files beside it import (`import monotonic_align`
+    in `models.py`, with `monotonic_align/setup.py` building its Cython extension): its marker
+    belongs to that build, not to the project, whose root is further up."""
+    if not (folder / "__init__.py").is_file() or folder.parent == folder:
+        return False
+    for sibling in itertools.islice(sorted(folder.parent.glob("*.py")), MAX_SIBLINGS_READ):
+        data = python_text(sibling)
+        text = data.decode("utf-8", "replace") if data is not None else ""
+        if any((first or second) == folder.name for first, second in _IMPORT_HEAD.findall(text)):
+            return True
+    return False
 
 
 NAMESPACE_LEVELS = 3  # how far above its package a marker-less file's imports may place the root
@@ -1367,14 +1383,9 @@ class ProjectView:
                 return False
         return True
 
-    @recorded
-    def module_method_returns(self, name: str) -> Value | None:
-        """What `model.name(...)` returns where `model` is a module of a class this file cannot tell:
-        the join of what each project module class's method `name` returns (Project.module_methods);
-        None where no class defines it, or one's return is unknown."""
-        owners = self.project.module_methods(name) if self.values else None
-        if not owners:
-            return None
+    def _joined_returns(self, owners: Iterable[Unit], name: str) -> Value | None:
+        """What the methods `owners` return, joined (class hierarchy analysis); None where one's
+        return is unknown."""
         joined: Value | None = None
         for path, unit in owners:
             exports = self.project.exports(path, (definition_of(unit),))
@@ -1384,6 +1395,16 @@ class ProjectView:
                 return None
             joined = value if joined is None else joined.merge(value)
         return joined
+
+    @recorded
+    def module_method_returns(self, name: str) -> Value | None:
+        """What `model.name(...)` returns where `model` is a module of a class this file cannot tell:
+        the join of what each project module class's method `name` returns (Project.module_methods);
+        None where no class defines it, or one's return is unknown."""
+        owners = self.project.module_methods(name) if self.values else None
+        if not owners:
+            return None
+        return self._joined_returns(owners, name)
 
     @recorded
     def subclass_returns(self, qualified_class: str, name: str) -> Value | None:
@@ -1408,15 +1429,7 @@ class ProjectView:
         owners = list(overrides)
         if inherited is not None and not inherited[1] and inherited[0] not in owners:
             owners.append(inherited[0])  # the class's own or a base's, where no template
-        joined: Value | None = None
-        for path, unit in owners:
-            exports = self.project.exports(path, (definition_of(unit),))
-            encoded = exports.get("returns", {}).get(unit) if exports is not None else None
-            value = decode(encoded, f"value returned by {name}()") if encoded is not None else None
-            if value is None:
-                return None
-            joined = value if joined is None else joined.merge(value)
-        return joined
+        return self._joined_returns(owners, name)
 
     @recorded
     def member(self, qualified_class: str, name: str, table: str) -> Value | None:

@@ -39,7 +39,15 @@ from .guards import (
     type_narrowings,
 )
 from .scopes import ClassInfo, Env, FunctionInfo
-from .syntax import EntryRewrite, all_params, decorator_name, descendants, rewrites_every_entry
+from .syntax import (
+    EntryRewrite,
+    all_params,
+    decorator_name,
+    descendants,
+    loop_slots,
+    rewrites_every_entry,
+    slot_name,
+)
 from .values import EMPTY, TENSOR_FLOW, Flag, Value
 from .versions import known_branch
 
@@ -69,6 +77,10 @@ class StatementExecutor:
         self._assigning: tuple[Sequence[cst.AssignTarget], str | None] = ((), None)
         # What loops that replace every entry of a container wrote, by their `d[k]` (_loop_rewriting).
         self._rewrites: dict[int, Value] = {}
+        # The slots `c[k]` of the loops being run (syntax.loop_slots): slot name -> container name.
+        # Within an iteration a slot is a name of the scope ("c[k]"), joined at branches like one;
+        # what it holds at the iteration's end (or where a branch leaves) goes into the container.
+        self.slots: dict[str, str] = {}
 
     # ----------------------------------------------------------------- blocks
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
@@ -138,6 +150,8 @@ class StatementExecutor:
             branch()
             if not (index < len(exits) and exits[index]):
                 ends.append(env.snapshot())
+            elif self.slots:
+                self.flush_slots(env)  # `out[i] = t; continue`: what the slot held leaves with it
         env.join(*(ends or [env.snapshot()]))
 
     # ------------------------------------------------------ compound statements
@@ -205,15 +219,34 @@ class StatementExecutor:
 
     def _exec_for(self, node: cst.For, env: Env) -> None:
         items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
-        if _runs_once(node.body):  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
+        slots = {slot: container for slot, container in loop_slots(node).items()
+                 if slot not in self.slots and self._holds_entries(env.lookup(container))}
+
+        def head() -> None:
             self.assign(node.target, items, env)
-            self.exec_block(node.body, env)
-            return
-        rewrite = rewrites_every_entry(node)
-        if rewrite is None:
-            self._loop(env, node.body, lambda: self.assign(node.target, items, env))
-        else:
-            self._loop_rewriting(node, rewrite, lambda: self.assign(node.target, items, env), env)
+            for slot, container in slots.items():  # the entry as the iteration finds it
+                env.vars[slot] = self._entry_of(env.lookup(container) or EMPTY)
+
+        def tail() -> None:
+            self.flush_slots(env, slots)
+            for slot in slots:
+                env.vars.pop(slot, None)
+
+        self.slots.update(slots)
+        try:
+            if _runs_once(node.body):  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
+                head()
+                self.exec_block(node.body, env)
+                tail()
+                return
+            rewrite = rewrites_every_entry(node)
+            if rewrite is None:
+                self._loop(env, node.body, head, tail)
+            else:
+                self._loop_rewriting(node, rewrite, head, env, tail)
+        finally:
+            for slot in slots:
+                self.slots.pop(slot, None)
         freeze = loop_freeze(node)
         if freeze is not None:
             self._set_frozen(*freeze, env)
@@ -238,7 +271,30 @@ class StatementExecutor:
         """The module `name` holds may have new parameters (a field was written)."""
         self._set_frozen(name, False, env)
 
-    def _loop_rewriting(self, node: cst.For, rewrite: EntryRewrite, head: Callable[[], object], env: Env) -> None:
+    def _holds_entries(self, value: Value | None) -> bool:
+        """A container whose entries `c[k]` are values of their own (a list, a dict; not a tensor or
+        an array, whose `c[k] = v` writes into the one storage)."""
+        return value is not None and not value.is_tensor_like and not value.has(Flag.NDARRAY | Flag.MODULE) and (
+            bool(value.objs) or value.has(Flag.CONTAINER))
+
+    def _entry_of(self, container: Value) -> Value:
+        heap = self.interp.heap
+        return container.element().merge(heap.elements_of(container.objs)) if container.objs else container.element()
+
+    def flush_slots(self, env: Env, slots: dict[str, str] | None = None) -> None:
+        """What the slots hold now goes into their containers (weakly: a later iteration, or the
+        path that did not leave, may put something else there)."""
+        for slot, container in (self.slots if slots is None else slots).items():
+            value = env.vars.get(slot)
+            current = env.lookup(container)
+            if value is None or current is None:
+                continue
+            if current.objs:
+                self.interp.heap.add_element(current.objs, value)
+            self.add_element(container, value, env)
+
+    def _loop_rewriting(self, node: cst.For, rewrite: EntryRewrite, head: Callable[[], object], env: Env,
+                        tail: Callable[[], object] | None = None) -> None:
         """A loop that replaces every entry of the container it walks (syntax.rewrites_every_entry):
         afterwards the name holds a container of what the body wrote, not of that joined with what
         it held (`for k, v in masks.items(): masks[k] = v.cpu().detach().numpy()` leaves arrays).
@@ -247,7 +303,7 @@ class StatementExecutor:
         outer = self._rewrites.get(site)  # the same loop, met again in a recursive call
         self._rewrites[site] = EMPTY
         try:
-            self._loop(env, node.body, head)
+            self._loop(env, node.body, head, tail)
             written = self._rewrites[site]
         finally:
             if outer is None:
@@ -271,11 +327,14 @@ class StatementExecutor:
         if node.orelse is not None:
             self.exec_block(node.orelse.body, env)
 
-    def _loop(self, env: Env, body: cst.BaseSuite, head: Callable[[], object]) -> None:
+    def _loop(self, env: Env, body: cst.BaseSuite, head: Callable[[], object],
+              tail: Callable[[], object] | None = None) -> None:
         before = env.snapshot()
         for _ in range(2):  # twice: values appended in one iteration reach the next
             head()
             self.exec_block(body, env)
+            if tail is not None:
+                tail()
             env.join(before, env.snapshot())
 
     def _exec_with(self, node: cst.With, env: Env) -> None:
@@ -612,6 +671,11 @@ class StatementExecutor:
                 self._rewrites[id(target)] = self._rewrites[id(target)].merge(value)
             self.facts.stores.add(target)
             self.interp.eval(target, env)
+            slot = slot_name(target) if self.slots else None
+            if slot in self.slots and isinstance(target.value, cst.Name):
+                env.vars[slot] = value  # this iteration's entry: into the container at its end
+                self.interp.aliases.note_write(target.value, env)
+                return
             self._thaw_owner(target, env)
             self._store_item(target, value)
             if isinstance(target.value, cst.Name):

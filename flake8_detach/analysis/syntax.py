@@ -252,6 +252,44 @@ def rewrites_every_entry(loop: cst.For) -> EntryRewrite | None:
     return EntryRewrite(written, container, mapping)
 
 
+def slot_name(node: cst.BaseExpression) -> str | None:
+    """`c[k]` with both plain names: the name of its slot ("c[k]"), as loop_slots keeps it."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Name)):
+        return None
+    return f"{node.value.value}[{index.value.value}]"
+
+
+def loop_slots(loop: cst.For) -> dict[str, str]:
+    """The slots `c[k]` a loop's body writes, with `k` a name its target binds (slot name ->
+    container name): within one iteration `c[k]` is one entry, so a write replaces what the
+    iteration wrote before (`out[i] = t` ... `out[i] = out[i].cpu().numpy()`). Neither `c` nor
+    `k` may be rebound in the body (nor `c[k]` written by a nested function)."""
+    keys = {name.value for name in descendants(loop.target, skip=(cst.Attribute, cst.Subscript))
+            if isinstance(name, cst.Name)} if not isinstance(loop.target, cst.Name) else {loop.target.value}
+    slots: dict[str, str] = {}
+    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, cst.AssignTarget):
+            name = slot_name(node.target)
+            if name is not None and name.partition("[")[2][:-1] in keys:
+                slots[name] = name.partition("[")[0]
+    if not slots:
+        return slots
+    bound_names = set(slots.values()) | {slot.partition("[")[2][:-1] for slot in slots}
+    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bound = getattr(node, "target", None) or getattr(node, "name", None)
+            if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
+                    isinstance(name, cst.Name) and name.value in bound_names
+                    for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
+                return {}
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            return {}
+    return slots
+
+
 def _walked_container(iterated: cst.BaseExpression,
                       target: cst.BaseAssignTargetExpression) -> tuple[str, str, bool] | None:
     """(container, key, through `.items()`/`.keys()`) of `for key[, value] in` a walk over every key
