@@ -81,6 +81,7 @@ class StatementExecutor:
         # Within an iteration a slot is a name of the scope ("c[k]"), joined at branches like one;
         # what it holds at the iteration's end (or where a branch leaves) goes into the container.
         self.slots: dict[str, str] = {}
+        self._loop_slots: dict[int, dict[str, str]] = {}  # per loop node: syntax.loop_slots, read once
 
     # ----------------------------------------------------------------- blocks
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
@@ -219,7 +220,10 @@ class StatementExecutor:
 
     def _exec_for(self, node: cst.For, env: Env) -> None:
         items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
-        slots = {slot: container for slot, container in loop_slots(node).items()
+        written = self._loop_slots.get(id(node))
+        if written is None:
+            written = self._loop_slots[id(node)] = loop_slots(node)
+        slots = {slot: container for slot, container in written.items()
                  if slot not in self.slots and self._holds_entries(env.lookup(container))}
 
         def head() -> None:
