@@ -139,6 +139,7 @@ class Interpreter:
         # (kept site of an instance of another file's class, field) -> what its constructor stored
         # there from this file's arguments (`Trainer(model=net).model`: fields_stored_by)
         self.constructed_fields: dict[tuple[int, str], Value] = {}
+        self._device_defaults_of: dict[cst.FunctionDef, list[tuple[str, Value]]] = {}  # _device_defaults
         self.current_function: FunctionInfo | None = None
         self.depth = 0
         self.top = -1  # index of the module statement being interpreted
@@ -339,7 +340,8 @@ class Interpreter:
         if isinstance(call, cst.Call) and any(arg.star for arg in call.args):
             info.escaped = True  # `f(*args)`: which parameter gets what is not in the file
         bound = list(zip(names, positional)) + [(k, v) for k, v in keywords.items() if k in keyword_names]
-        bound += self._device_defaults(info, {name for name, _ in bound})
+        passed = {name for name, _ in bound}
+        bound += [(name, value) for name, value in self._device_defaults(info) if name not in passed]
         rest = rest_bindings(info, call, positional, keywords) if isinstance(call, cst.Call) else []
         summary = self.summaries.context_for(info, bound + rest, self.grad_enabled)
         changed = False
@@ -363,23 +365,25 @@ class Interpreter:
         # What came from the parameters is what this call passed, not "unknown".
         return seen_from(returned, lambda: passed_tensors(value for _, value in bound))
 
-    def _device_defaults(self, info: FunctionInfo, passed: set[str]) -> list[tuple[str, Value]]:
-        """The parameters a call leaves to a default that names a device (`device="cpu"`,
-        `device=torch.device("cuda")`): bound to it, so `x.to(device)` in the callee moves `x`
-        where the default says, not where the name `device` suggests (param_value's guess is for
-        callers the file does not show)."""
+    def _device_defaults(self, info: FunctionInfo) -> list[tuple[str, Value]]:
+        """The parameters named as a device whose default names one (`device="cpu"`,
+        `device=torch.device("cuda")`), with it: a call that leaves one binds it, so `x.to(device)`
+        in the callee moves `x` where the default says, not where the name `device` suggests
+        (param_value's guess is for callers the file does not show). Read once per function."""
+        found = self._device_defaults_of.get(info.node)
+        if found is not None:
+            return found
+        found = self._device_defaults_of[info.node] = []
         params = info.node.params
-        found: list[tuple[str, Value]] = []
         for param in (*params.params, *params.kwonly_params):
-            name = param.name.value
-            if name in passed or param.default is None or not sem.is_device_name(name):
-                continue
             default = param.default
+            if default is None or not sem.is_device_name(param.name.value):
+                continue
             if isinstance(default, cst.SimpleString) or (
                     isinstance(default, cst.Call) and self.imports.resolve(default.func) == "torch.device"):
                 value = self.eval(default, info.env)
                 if value.has(Flag.CPU_SPEC | Flag.DEVICE_SPEC):
-                    found.append((name, value))
+                    found.append((param.name.value, value))
         return found
 
     def note_outgoing(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> None:
@@ -415,7 +419,7 @@ class Interpreter:
             constructed = self.constructed_fields.get((owner.site, name))
             if constructed is not None:
                 return stored_by_this_caller(self.foreign_member(ForeignClass(owner.qualified), name, table), constructed)
-        for qualified in (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases:
+        for qualified in _foreign_owners(owner):
             found = project.member(qualified, name, table)
             if found is not None:
                 return found
@@ -427,8 +431,7 @@ class Interpreter:
         project = self.project
         if project is None or not project.values:
             return False
-        owners = (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases
-        return any(project.registers_buffer(qualified, name) for qualified in owners)
+        return any(project.registers_buffer(qualified, name) for qualified in _foreign_owners(owner))
 
     def fields_stored_by(self, classes: Iterable[str], method: str, positional: list[Value],
                          keywords: dict[str, Value]) -> Iterator[tuple[str, Value]]:
@@ -536,3 +539,9 @@ class Interpreter:
         """A result computed while grad is off does not require grad, nor does any item or element
         of it (`pred, info = model.update(x)` under `no_grad()`: `info["loss"]` neither)."""
         return value if self.grad_enabled else without_grad(value)
+
+
+def _foreign_owners(owner: ClassInfo | ForeignClass) -> tuple[str, ...]:
+    """The classes of other project files to ask about a member: the class itself, or the bases
+    there of a class of this file."""
+    return (owner.qualified,) if isinstance(owner, ForeignClass) else owner.foreign_bases

@@ -81,7 +81,9 @@ class StatementExecutor:
         # Within an iteration a slot is a name of the scope ("c[k]"), joined at branches like one;
         # what it holds at the iteration's end (or where a branch leaves) goes into the container.
         self.slots: dict[str, str] = {}
-        self._loop_slots: dict[int, dict[str, str]] = {}  # per loop node: syntax.loop_slots, read once
+        # Per `for` node, what its syntax says, read once however often it runs: whether it runs
+        # once (_runs_once), the entries it rewrites (syntax.rewrites_every_entry), its slots.
+        self._loop_shapes: dict[int, tuple[bool, EntryRewrite | None, dict[str, str]]] = {}
 
     # ----------------------------------------------------------------- blocks
     def exec_block(self, body: cst.BaseSuite | Sequence[cst.CSTNode], env: Env) -> None:
@@ -220,9 +222,10 @@ class StatementExecutor:
 
     def _exec_for(self, node: cst.For, env: Env) -> None:
         items = self.interp.calls.elements(self.interp.eval(node.iter, env), node.iter)
-        written = self._loop_slots.get(id(node))
-        if written is None:
-            written = self._loop_slots[id(node)] = loop_slots(node)
+        shape = self._loop_shapes.get(id(node))
+        if shape is None:
+            shape = self._loop_shapes[id(node)] = (_runs_once(node.body), rewrites_every_entry(node), loop_slots(node))
+        once, rewrite, written = shape
         slots = {slot: container for slot, container in written.items()
                  if slot not in self.slots and self._holds_entries(env.lookup(container))}
 
@@ -238,12 +241,11 @@ class StatementExecutor:
 
         self.slots.update(slots)
         try:
-            if _runs_once(node.body):  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
+            if once:  # `for x, _ in loader: x_hat = model(x); break`: the first batch only
                 head()
                 self.exec_block(node.body, env)
                 tail()
                 return
-            rewrite = rewrites_every_entry(node)
             if rewrite is None:
                 self._loop(env, node.body, head, tail)
             else:

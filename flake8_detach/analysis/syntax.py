@@ -234,32 +234,46 @@ def rewrites_every_entry(loop: cst.For) -> EntryRewrite | None:
         for small in statement.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
                 target = small.targets[0].target
-                if isinstance(target, cst.Subscript) and is_name(target.value, container) and \
-                        len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and \
-                        is_name(target.slice[0].slice.value, key):
+                if isinstance(target, cst.Subscript) and _entry_written(target) == (container, key):
                     written = written or target
     if written is None:
         return None
-    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if isinstance(node, (cst.Break, cst.Continue)):
-            return None
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
-            bound = getattr(node, "target", None) or getattr(node, "name", None)
-            if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
-                    is_name(name, container) or is_name(name, key)
-                    for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
-                return None
-    return EntryRewrite(written, container, mapping)
+    if any(isinstance(node, (cst.Break, cst.Continue)) for node in _body_nodes(loop.body)):
+        return None
+    return None if rebinds(loop.body, {container, key}) else EntryRewrite(written, container, mapping)
 
 
-def slot_name(node: cst.BaseExpression) -> str | None:
-    """`c[k]` with both plain names: the name of its slot ("c[k]"), as loop_slots keeps it."""
+def _entry_written(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(container, key) of `c[k]` with both plain names."""
     if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
         return None
     index = node.slice[0].slice
     if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Name)):
         return None
-    return f"{node.value.value}[{index.value.value}]"
+    return node.value.value, index.value.value
+
+
+def slot_name(node: cst.BaseExpression) -> str | None:
+    """`c[k]` with both plain names: the name of its slot ("c[k]"), as loop_slots keeps it."""
+    entry = _entry_written(node)
+    return None if entry is None else f"{entry[0]}[{entry[1]}]"
+
+
+def _body_nodes(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    """The nodes of a loop's body that run in it: nested definitions apart."""
+    return descendants(body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+
+def rebinds(body: cst.BaseSuite, names: set[str]) -> bool:
+    """Whether a loop's body binds one of `names` again (an assignment, a nested `for`, `as`, `:=`)."""
+    for node in _body_nodes(body):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bound = getattr(node, "target", None) or getattr(node, "name", None)
+            if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
+                    isinstance(name, cst.Name) and name.value in names
+                    for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
+                return True
+    return False
 
 
 def loop_slots(loop: cst.For) -> dict[str, str]:
@@ -268,25 +282,19 @@ def loop_slots(loop: cst.For) -> dict[str, str]:
     iteration wrote before (`out[i] = t` ... `out[i] = out[i].cpu().numpy()`). Neither `c` nor
     `k` may be rebound in the body (nor `c[k]` written by a nested function)."""
     keys = {name.value for name in descendants(loop.target, skip=(cst.Attribute, cst.Subscript))
-            if isinstance(name, cst.Name)} if not isinstance(loop.target, cst.Name) else {loop.target.value}
+            if isinstance(name, cst.Name)}
     slots: dict[str, str] = {}
-    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if isinstance(node, cst.AssignTarget):
-            name = slot_name(node.target)
-            if name is not None and name.partition("[")[2][:-1] in keys:
-                slots[name] = name.partition("[")[0]
+    used: set[str] = set()
+    for node in _body_nodes(loop.body):
+        entry = _entry_written(node.target) if isinstance(node, cst.AssignTarget) else None
+        if entry is not None and entry[1] in keys:
+            slots[f"{entry[0]}[{entry[1]}]"] = entry[0]
+            used.add(entry[1])
     if not slots:
         return slots
-    bound_names = set(slots.values()) | {slot.partition("[")[2][:-1] for slot in slots}
-    for node in descendants(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
-            bound = getattr(node, "target", None) or getattr(node, "name", None)
-            if isinstance(bound, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)) and any(
-                    isinstance(name, cst.Name) and name.value in bound_names
-                    for name in descendants(bound, skip=(cst.Attribute, cst.Subscript))):
-                return {}
-        if isinstance(node, (cst.Global, cst.Nonlocal)):
-            return {}
+    if rebinds(loop.body, set(slots.values()) | used) or any(
+            isinstance(node, (cst.Global, cst.Nonlocal)) for node in _body_nodes(loop.body)):
+        return {}
     return slots
 
 
