@@ -91,6 +91,17 @@ def test_a_witness_holds_when_its_answers_are_given_again(tmp_path: Path) -> Non
     assert not holds(view, changed)
 
 
+def test_a_witness_with_a_null_argument_holds(tmp_path: Path) -> None:
+    # `model.eval()` of a model of unknown class asks method_freezes(None, "eval"): a witness that
+    # recorded it was refused as malformed, so such a file never reused its result.
+    view = _view(tmp_path)
+    view.witness = {}
+    assert view.method_freezes(None, "eval") is False
+    recorded, view.witness = list(view.witness.values()), None
+    assert recorded == [["method_freezes", [None, "eval"], False]]
+    assert holds(view, recorded)
+
+
 @pytest.mark.parametrize("stored", [
     None, "is_device_constant", [["open", ["/etc/passwd"], True]], [["is_device_constant", ["config.DEVICE"]]],
     [["is_device_constant", [], True]], [["is_device_constant", [1], True]], [["witness", [], None]],

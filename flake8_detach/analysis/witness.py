@@ -76,8 +76,9 @@ def to_data(witness: dict[Any, list[Any]]) -> list[list[Any]] | None:
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
-    """JSON made of strings and lists or dicts of them: the arguments a question takes."""
-    if isinstance(value, str):
+    """JSON made of strings (or null: `method_freezes(None, name)`) and lists or dicts of them:
+    the arguments a question takes."""
+    if value is None or isinstance(value, str):
         return True
     if depth > 2:
         return False
