@@ -115,7 +115,8 @@ def analyze_module(
             project = project_of(place, source)
         if not imports.imports_torch and project is None:  # a file alone: nothing can pass it tensors
             return Analysis(module)
-        interpreter = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project)
+        interpreter = Interpreter(module, imports, settings.no_grad_contexts, settings.converting_functions, project,
+                                  source=source)
         facts = interpreter.run()
         findings = [finding for rule in rules for finding in rule.check(facts)]
         if plain:

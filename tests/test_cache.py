@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 REPO = Path(__file__).resolve().parent.parent
-HAZARDS = "import torch\nw = torch.ones(3, requires_grad=True)\nw.numpy()\nw.cpu().detach()\n"
+# `w`: a parameter (its layer may be moved to a GPU), so `.cpu().detach()` of it is DET102.
+HAZARDS = "import torch\nw = torch.nn.Linear(3, 1).weight\nw.numpy()\nw.cpu().detach()\n"
 NOTEBOOK = REPO / "fixtures" / "notebooks"
 
 

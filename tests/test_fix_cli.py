@@ -10,7 +10,8 @@ import pytest
 
 from flake8_detach.cli import main
 
-GRAD = "import torch\nw = torch.ones(3, requires_grad=True)\n"
+# `w`: a parameter (its layer may be moved to a GPU), so `.cpu().detach()` of it is DET102.
+GRAD = "import torch\nw = torch.nn.Linear(3, 1).weight\n"
 TWO_FIXES = GRAD + "a = w.numpy()\nb = w.cpu().detach()\n"
 ONE_FIX = GRAD + "c = w.cpu().numpy()\n"
 WRITE = "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.weight.data.zero_()\n"

@@ -36,6 +36,9 @@ _spec.loader.exec_module(snapshots)
 
 GRAD = "import torch\nw = torch.ones(3, requires_grad=True)\n"
 GRAD_ON_DEVICE = "import torch\nw = torch.ones(3, requires_grad=True).cuda()\n"
+# A parameter: its layer may be moved to a GPU, so `.cpu().detach()` of it is DET102 (of `GRAD`'s
+# tensor, built on the CPU and never moved, it is not: `.cpu()` returns the tensor itself).
+PARAMETER = "import torch\nw = torch.nn.Linear(3, 1).weight\n"
 
 
 def fixed(source: str, **kwargs) -> str:
@@ -106,7 +109,7 @@ def test_force_style_writes_numpy_force_true():
     assert fixed(GRAD_ON_DEVICE + "a = w.numpy()\n", settings=style).endswith("a = w.numpy(force=True)\n")
     assert fixed(GRAD + "w.numpy(force=False)\n", settings=style).endswith("w.numpy(force=True)\n")
     # DET102 has no `.numpy()` to force: its fix is the same in both styles.
-    assert fixed(GRAD + "w.cpu().detach()\n", settings=style).endswith("w.detach().cpu()\n")
+    assert fixed(PARAMETER + "w.cpu().detach()\n", settings=style).endswith("w.detach().cpu()\n")
 
 
 def test_chain_split_over_lines_keeps_one_link_per_line_and_comments_in_place():
@@ -243,14 +246,14 @@ def test_det106_shared_result_that_escapes_is_unsafe():
     ],
 )
 def test_det102_swaps_keeping_the_arguments(line, expected):
-    result = fix_source(GRAD + line + "\n")
-    assert result.source == GRAD + expected + "\n"
+    result = fix_source(PARAMETER + line + "\n")
+    assert result.source == PARAMETER + expected + "\n"
     assert [d.code for d in result.applied] == ["DET102"]
 
 
 def test_det102_chain_over_lines_keeps_the_comment_on_its_line():
-    source = GRAD + "a = (\n    w\n    .cpu()  # note\n    .detach()\n)\n"
-    assert fixed(source) == GRAD + "a = (\n    w\n    .detach()  # note\n    .cpu()\n)\n"
+    source = PARAMETER + "a = (\n    w\n    .cpu()  # note\n    .detach()\n)\n"
+    assert fixed(source) == PARAMETER + "a = (\n    w\n    .detach()  # note\n    .cpu()\n)\n"
 
 
 # ---------------------------------------------------------------------- DET103

@@ -274,6 +274,13 @@ class CallerIndex:
         found = text.definitions.get(name.encode(), [])
         return sorted(found, key=text.order.__getitem__)
 
+    def files_spelling(self, words: tuple[str, ...]) -> list[Path]:
+        """The project's files, as saved, whose text spells one of ``words`` (identifiers), in the
+        listing's order."""
+        text = self._project_text()
+        found = {path for word in words for path in text.mentions.get(word.encode(), ())}
+        return sorted(found, key=text.order.__getitem__)
+
     def _files_naming(self, names: set[str], first: Path | None = None) -> Iterator[Path]:
         """The project's files whose text spells one of ``names`` (each once, in a fixed order),
         and those summarised from a text given (an editor's buffer may differ from the file on disk)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import array_facts, distributions, frames, ranks
+from . import array_facts, distributions, frames, placement, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .distributions import Distribution
@@ -749,7 +749,7 @@ class CallEvaluator:
             data = positional[0] if positional else EMPTY
             requires = keywords.get("requires_grad")
             grad = Flag.NONE if keyword_is_false(node, "requires_grad") and requires is not None else Flag.GRAD
-            return Value(Flag.TENSOR | grad, origin="nn.Parameter").with_device_of(data)
+            return Value(Flag.TENSOR | grad | data.flags & Flag.ON_CPU, origin="nn.Parameter").with_device_of(data)
         if sem.is_nn_module_class(qualified):
             module = self._nn_module(last, positional, keywords, node)
             reducing = last in ranks.LOSS_MODULES and ranks.loss_reduces(node, ranks.LOSS_MODULES[last])
@@ -758,10 +758,12 @@ class CallEvaluator:
             return distributions.built([*positional, *keywords.values()])  # `Categorical(probs)`
         if last[:1].isupper() and last not in sem.FACTORIES:
             return Value(Flag.NOT_TENSOR)  # a class under torch.* (an IR box, a wrapper): not a tensor
-        if last == "from_numpy":
-            return Value(Flag.TENSOR | (positional[0].dtype if positional and positional[0].has(Flag.NDARRAY) else 0))
+        if last == "from_numpy":  # the array's memory: on the CPU whatever the default device
+            return Value(Flag.TENSOR | Flag.ON_CPU | (
+                positional[0].dtype if positional and positional[0].has(Flag.NDARRAY) else 0))
         if last in dt.SPARSE_FACTORIES:
-            return self._device_keyword(keywords, Value(Flag.TENSOR | Flag.SPARSE | dt.dtype_named(keywords.get("dtype", EMPTY))))
+            sparse = Value(Flag.TENSOR | Flag.SPARSE | dt.dtype_named(keywords.get("dtype", EMPTY)))
+            return self._device_keyword(keywords, self._built_on_the_cpu(qualified, positional, keywords, sparse))
         if last in sem.FACTORIES:
             base = EMPTY
             if last.endswith("_like") and positional:
@@ -772,7 +774,7 @@ class CallEvaluator:
             if "requires_grad" in keywords and not keyword_is_false(node, "requires_grad"):
                 value = value.with_flags(add=Flag.GRAD)
                 value = Value(value.flags, origin=f"torch.{last}(..., requires_grad=True)")
-            return self._device_keyword(keywords, value)
+            return self._device_keyword(keywords, self._built_on_the_cpu(qualified, positional, keywords, value))
         if qualified in sem.GPU_AVAILABILITY:
             return Value(Flag.DEVICE_FLAG)
         if qualified.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.")) or last.startswith("is_"):
@@ -872,6 +874,14 @@ class CallEvaluator:
             return dt.combine(chosen) if len(chosen) == 2 else dt.with_scalar(dt.combine(chosen))
         return dt.combine(operands)
 
+    @staticmethod
+    def _built_on_the_cpu(qualified: str, positional: list[Value], keywords: dict[str, Value], value: Value) -> Value:
+        """A factory's tensor, on the CPU where no `device=` says otherwise and its tensor arguments
+        are there (analysis/placement.py)."""
+        if "device" in keywords or not placement.factory_on_the_cpu(qualified, positional):
+            return value
+        return value.with_flags(add=Flag.ON_CPU)
+
     def _device_keyword(self, keywords: dict[str, Value], value: Value) -> Value:
         device = keywords.get("device")
         return sem.device_move(device, value) if device is not None else value
@@ -952,7 +962,7 @@ class CallEvaluator:
         if method == "numpy":
             return Value(Flag.NDARRAY | receiver.dtype)
         if method == "cpu":
-            return receiver.with_flags(remove=Flag.DEVICE)
+            return sem.on_the_cpu(receiver)
         if method in ("cuda", "xpu", "mps"):
             return self.interp.moved_here(receiver.moved_to_device())
         if method == "to":
@@ -962,6 +972,7 @@ class CallEvaluator:
                 return _integer_cast(result, dtype, receiver)
             return result.with_dtype(dtype) if dtype is not None else result
         if method == "type" and (positional or "dtype" in keywords):
+            receiver = receiver.with_flags(remove=Flag.ON_CPU)  # `.type(torch.cuda.FloatTensor)` moves it
             dtype = _target_dtype(positional[:1], keywords) or self._tensor_class_dtype(node)
             if dtype and not dtype & ~INTEGRAL:  # `.type(torch.LongTensor)`, `.type(torch.int64)`
                 return _integer_cast(receiver, dtype, receiver)
@@ -1141,7 +1152,7 @@ class CallEvaluator:
         """`x.to(target)` / `x.to(device=target)` of a tensor or a module: where it lives then (a
         move to a GPU made under a device flag keeps the flag: Interpreter.moved_here)."""
         moved = receiver
-        for target in positional[:1] + [keywords.get("device", EMPTY)]:
+        for target in positional[:1] + ([keywords["device"]] if "device" in keywords else []):
             moved = sem.device_move(target, moved)
         return self.interp.moved_here(moved) if moved.flags & ~receiver.flags & Flag.DEVICE else moved
 

@@ -21,13 +21,14 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
 
-EXPORT_FORMAT = "15"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "16"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
-# FROZEN and ZERO_DIM are must-facts (every joined module frozen, every joined tensor 0-dim):
+# FROZEN, ZERO_DIM and ON_CPU are must-facts (every joined module frozen, every joined tensor 0-dim
+# or on the CPU):
 # joins of encodings go through `join_encoded`.
 # MODULE_HINT: what `torch.load(path)["model"]` gives is a model where the importing file calls it.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
-        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION | Flag.FROZEN | Flag.ZERO_DIM | Flag.MODULE_HINT)
+        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION | Flag.FROZEN | Flag.ZERO_DIM | Flag.MODULE_HINT | Flag.ON_CPU)
 
 
 @dataclass(frozen=True)

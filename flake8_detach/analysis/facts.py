@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -89,6 +90,9 @@ class Facts:
     # and that walk's index of the module, built on first use.
     module: cst.Module | None = None
     array_tree: object | None = field(default=None, repr=False)
+    # Whether the program may build its factories' tensors off the CPU (analysis/placement.py):
+    # asked only where a rule would rely on ON_CPU, since it reads the project's text.
+    default_device_may_move: Callable[[], bool] = field(default=lambda: False, repr=False)
 
     def value_of(self, node: cst.CSTNode) -> Value:
         return self.values.get(node, EMPTY)

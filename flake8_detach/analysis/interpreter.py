@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 
+from . import placement
 from . import semantics as sem
 from .aliases import AliasTracker
 from .calls import CallEvaluator, rest_bindings
@@ -102,8 +103,10 @@ class Interpreter:
                  extra_no_grad: frozenset[str] = frozenset(),
                  converting_functions: frozenset[str] = frozenset(),
                  project: ProjectView | None = None, exporting: bool = False,
-                 wanted: frozenset[str] | None = None) -> None:
+                 wanted: frozenset[str] | None = None, source: str | None = None) -> None:
         self.module = module
+        self.source = source  # the module's text, where the front has it (else printed when asked)
+        self._default_device: bool | None = None  # _default_device_may_move, once asked
         self.imports = imports
         self.project = project
         if project is not None:  # what the file's imports name among the project's own modules
@@ -112,7 +115,7 @@ class Interpreter:
         else:
             self.extra_no_grad = GradOffNames(extra_no_grad)
         self.converting_functions = converting_functions
-        self.facts = Facts(imports, module=module)
+        self.facts = Facts(imports, module=module, default_device_may_move=self._default_device_may_move)
         # The state of the walk, shared by its parts.
         self.grad_enabled = True
         # A module statement `torch.set_grad_enabled(False)` ran (statements._switch_grad_mode): the
@@ -153,6 +156,15 @@ class Interpreter:
         self.statements = StatementExecutor(self)
         self.eval = self.expressions.eval
         self.assign = self.statements.assign
+
+    def _default_device_may_move(self) -> bool:
+        """Whether this file, or its project, may build factories' tensors off the CPU
+        (analysis/placement.py); read once, where a rule first relies on ON_CPU."""
+        if self._default_device is None:
+            text = self.source if self.source is not None else self.module.code
+            self._default_device = placement.default_device_may_move(text) or (
+                self.project is not None and self.project.moves_default_device())
+        return self._default_device
 
     @functools.cached_property
     def builds_higher_order_graphs(self) -> bool:

@@ -48,6 +48,7 @@ from .callers import CallerIndex
 from .demand import definition_of
 from .exports import decode, join_encoded
 from .import_paths import added_folder
+from .placement import DEFAULT_DEVICE_SETTERS
 from .semantics import PARAMETER_FREE_MODULES
 from .values import Value
 from .witness import holds, recorded, to_data
@@ -67,7 +68,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "13"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "14"  # bump when a summary's layout or meaning changes
 # `if __name__ == "__main__":` (either quotes, either order): the file is run as a script.
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""", re.MULTILINE)
@@ -241,6 +242,7 @@ class _Summariser(ast.NodeVisitor):
         self.devices: list[str] = []  # module-level names bound to a device that may be a GPU
         self.returns: list[ast.Return] | None = None  # the `return`s of the top-level unit walked
         self.sys_path: list[list[str]] = []  # folders added to sys.path: [base, folder] (import_paths.py)
+        self.default_device = False  # calls `torch.set_default_device(...)` or the like (placement.py)
         # One lookup per node instead of NodeVisitor's name-built getattr (most of the walk's time).
         self._handlers: dict[type, Callable[[Any], None]] = {
             ast.ClassDef: self.visit_ClassDef, ast.FunctionDef: self.visit_FunctionDef,
@@ -443,6 +445,9 @@ class _Summariser(ast.NodeVisitor):
             called = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
             if called[:1].isupper() and _makes_parameters(self.reference(func)):
                 self.parameter_makers.append(cls)  # `self.fc = nn.Linear(...)`, `nn.Parameter(...)`
+        if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") in (
+                DEFAULT_DEVICE_SETTERS) and (self.reference(func) or "").startswith("torch."):
+            self.default_device = True
         if type(func) is ast.Attribute and func.attr in ("append", "insert"):
             folder = added_folder(node)  # `sys.path.append("../src")`: where its imports are found
             if folder is not None and list(folder) not in self.sys_path:
@@ -511,7 +516,8 @@ class _Summariser(ast.NodeVisitor):
                 "grad_off": self.grad_off, "calls": self.calls, "escaped": sorted(self.escaped),
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
                 "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields,
-                "sys_path": self.sys_path, "templates": self.templates, "parameter_makers": self.parameter_makers}
+                "sys_path": self.sys_path, "templates": self.templates, "parameter_makers": self.parameter_makers,
+                "default_device": self.default_device}
 
 
 def _makes_parameters(reference: str | None) -> bool:
@@ -1295,6 +1301,17 @@ class ProjectView:
         """This file's own top-level functions that turn grad off."""
         summary = self.project.summary(self.path)
         return frozenset() if summary is None else frozenset(name for name in summary["grad_off"] if "." not in name)
+
+    @recorded
+    def moves_default_device(self) -> bool:
+        """Whether some project file calls `torch.set_default_device` or `set_default_tensor_type`
+        (analysis/placement.py): then a factory's tensor may not be on the CPU. Only the files
+        whose text spells one are summarised."""
+        for path in self.project.callers().files_spelling(DEFAULT_DEVICE_SETTERS):
+            summary = self.project.summary(path)
+            if summary is None or summary.get("default_device", True):
+                return True  # a file that does not parse: it may
+        return False
 
     @recorded
     def callers_without_grad(self, name: str) -> tuple[bool, frozenset[str]]:

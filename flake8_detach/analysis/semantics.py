@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from . import numpy_sinks
-from .values import EMPTY, TENSOR_FLOW, Flag, Value
+from .placement import on_the_cpu
+from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value
 
 GRAD_CONTEXT_DISABLE = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 INFERENCE_MODE = frozenset({"torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
@@ -212,8 +213,12 @@ def device_move(target: Value, current: Value) -> Value:
         # `.to(device)` under `if use_gpu:` with `device` itself flag-dependent keeps the flag.
         return moved if target.device_if is None or not target.has(Flag.DEVICE) else moved.guarded_by(target.device_if)
     if target.has(Flag.CPU_SPEC):
-        return current.with_flags(remove=Flag.DEVICE)
-    return current
+        return on_the_cpu(current)
+    if target.flags & ~DTYPES or not target.flags:
+        # A place the file cannot read (`.to(device)` of a parameter), or another tensor's (`.to(t)`):
+        # wherever it is, it may not be the CPU.
+        return current.with_flags(remove=Flag.ON_CPU)
+    return current  # a dtype (`.to(torch.float64)`): the same device
 
 
 # Base classes of other libraries that subclass torch.nn.Module and hold no parameters of their

@@ -42,7 +42,7 @@ OVERFLOW = "joined"  # the context key shared by calls past MAX_CONTEXTS
 # which container) is joined within a context.
 # A device spec is part of it: `doubled(x)` leaving `device="cpu"` and `doubled(x, DEVICE)` differ.
 KEY_FLAGS = (GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR | Flag.NDARRAY | Flag.MODULE | Flag.CONTAINER
-             | Flag.NOT_TENSOR | Flag.DEVICE_SPEC | Flag.CPU_SPEC)
+             | Flag.NOT_TENSOR | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.ON_CPU)
 ELEMENT_KEY_FLAGS = GRAD_FLAGS | Flag.DEVICE | Flag.TENSOR
 
 Reader = Optional[FunctionInfo]  # None: the module's own statements
@@ -120,7 +120,11 @@ class Summaries:
         return owner.attrs.get(attr)
 
     def write_field(self, cls: ClassInfo, attr: str, value: Value) -> None:
-        """`self.x = v`: the field may hold `value` too; whoever read less is analysed again."""
+        """`self.x = v`: the field may hold `value` too; whoever read less is analysed again. A
+        field is not known to stay on the CPU: `model.cuda()` moves a module's parameters and
+        buffers in place, wherever it is called (analysis/placement.py)."""
+        if value.flags & Flag.ON_CPU:
+            value = value.with_flags(remove=Flag.ON_CPU)
         old = cls.attrs.get(attr)
         joined = value if old is None else old.merge(value)
         if old is not None and not grew(old, joined):

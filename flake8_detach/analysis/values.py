@@ -65,6 +65,10 @@ class Flag:
     # A tensor with no dimensions on every path (a reduced loss, `t.sum()`): indexing it raises.
     # On a module: its call returns one (a loss). A must-fact, as FROZEN (analysis/ranks.py).
     ZERO_DIM = 1 << 37
+    # A tensor on the CPU on every path (a factory with no device, `.cpu()`, operations of such
+    # tensors only): `.cpu()` of it returns it unchanged, so no copy is recorded (DET102). A
+    # must-fact, as ZERO_DIM; a move to a device or to a place the file cannot read clears it.
+    ON_CPU = 1 << 38
 
 
 # Flags that a tensor operation carries from its operands to its result.
@@ -123,9 +127,10 @@ class Value:
                      self.callee, self.device_if if flags & Flag.DEVICE else None, self.objs)
 
     def tensor_part(self, origin: str | None = None) -> Value:
-        """The flags a tensor operation on this value passes to its result (its dtype too)."""
+        """The flags a tensor operation on this value passes to its result (its dtype and whether
+        it is on the CPU too)."""
         flags = self.flags
-        kept = flags & (TENSOR_FLOW | DTYPES | Flag.DETECTION) if flags & TENSOR_FLOW else Flag.NONE
+        kept = flags & (TENSOR_FLOW | DTYPES | Flag.DETECTION | Flag.ON_CPU) if flags & TENSOR_FLOW else Flag.NONE
         return Value(kept, origin=origin or self.origin, via=self.via, device_if=self.device_if)
 
     @property
@@ -141,8 +146,8 @@ class Value:
         """After an unconditional move to a GPU: DEVICE, needing no flag."""
         if self.flags & Flag.DEVICE and self.device_if is None:
             return self
-        return Value(self.flags | Flag.DEVICE, self.items, self.elem, self.origin, self.via, self.callee,
-                     objs=self.objs)
+        return Value((self.flags | Flag.DEVICE) & ~Flag.ON_CPU, self.items, self.elem, self.origin, self.via,
+                     self.callee, objs=self.objs)
 
     def device_part(self) -> Value:
         """Only where this value may live (DEVICE and its flag), to pass on to a result."""
@@ -325,13 +330,17 @@ def join_flags(a: int, b: int) -> int:
     """Two values' flags joined: "may" facts by union; FROZEN is a must-fact, kept only where every
     module (or module hint) joined is frozen (a frozen model here, a trained one there); ZERO_DIM
     too, kept only where every tensor or module joined has it (a place only known to be on a GPU,
-    `Value(DEVICE)`, says nothing of a shape)."""
+    `Value(DEVICE)`, says nothing of a shape); ON_CPU, kept only where every tensor or module
+    joined has it and none may be on a device."""
     joined = a | b
     if joined & Flag.FROZEN and any(flags & (Flag.MODULE | Flag.MODULE_HINT) and not flags & Flag.FROZEN
                                     for flags in (a, b)):
         joined &= ~Flag.FROZEN
     if joined & Flag.ZERO_DIM and any(flags & _SHAPED and not flags & Flag.ZERO_DIM for flags in (a, b)):
         joined &= ~Flag.ZERO_DIM
+    if joined & Flag.ON_CPU and (joined & Flag.DEVICE or any(
+            flags & _SHAPED and not flags & Flag.ON_CPU for flags in (a, b))):
+        joined &= ~Flag.ON_CPU
     return joined
 
 

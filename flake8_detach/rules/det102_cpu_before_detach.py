@@ -35,6 +35,16 @@ def to_a_gpu(facts: Facts, call: cst.Call) -> bool:
     return spec is not None and spec.has(Flag.DEVICE_SPEC) and not spec.has(Flag.CPU_SPEC)
 
 
+def to_the_cpu(facts: Facts, call: cst.Call) -> bool:
+    """`.cpu()`, or `.to(...)` whose target is the CPU and may be nothing else."""
+    assert isinstance(call.func, cst.Attribute)
+    if call.func.attr.value == "cpu":
+        return True
+    target = move_argument(call) if call.func.attr.value == "to" else None
+    spec = facts.value_of(target.value) if target is not None else None
+    return spec is not None and spec.has(Flag.CPU_SPEC) and not spec.has(Flag.DEVICE_SPEC)
+
+
 class CpuBeforeDetach(Rule):
     code = "DET102"
     name = "cpu-before-detach"
@@ -46,7 +56,9 @@ class CpuBeforeDetach(Rule):
         "helper's parameter that only callers the file does not show could fill is not enough "
         "(as for DET101: the claim would depend on the caller). A move to the GPU of a value "
         "already there (`.to(device)` of a model's output on `device`) copies nothing and is "
-        "not flagged."
+        "not flagged, nor is a move to the CPU of a tensor known to be there on every path "
+        "(made by a factory without `device=`, by `torch.from_numpy` or by `.cpu()`, and not "
+        "moved since), unless the program moves the default device (`torch.set_default_device`)."
     )
     why_bad = (
         "While grad is on, every operation on a tensor that requires grad is recorded in the "
@@ -60,22 +72,24 @@ class CpuBeforeDetach(Rule):
     fix_safety = "Safe: the two orders give equal values; only the recorded graph differs."
     runtime_truth = "On CUDA the `.cpu()` result has a grad_fn; after `.detach().cpu()` it has none. No effect on CPU."
     VALID = [
-        "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().cpu()\n",
+        "import torch\nw = torch.nn.Linear(3, 1).weight\nw.detach().cpu()\n",
         "import torch\nx = torch.ones(3)\nx.cpu().detach()\n",
         "import torch\nw = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w.cpu().detach()\n",
         "import torch\nw = torch.ones(3, requires_grad=True)\nw.to(torch.float64).detach()\n",
         # Already on the device it is moved to: `.to(device)` returns the tensor itself.
         ("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
          "w = torch.ones(3, requires_grad=True).to(device) * 2\nw.to(device).detach()\n"),
+        # Built on the CPU and never moved: `.cpu()` returns the tensor itself.
+        "import torch\nw = torch.ones(3, requires_grad=True)\n(w * 2).cpu().detach()\n",
     ]
     INVALID = [
         Invalid(
-            "import torch\nw = torch.ones(3, requires_grad=True)\nw.cpu().detach()\n",
-            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().cpu()\n",
+            "import torch\nw = torch.nn.Linear(3, 1).weight\nw.cpu().detach()\n",
+            "import torch\nw = torch.nn.Linear(3, 1).weight\nw.detach().cpu()\n",
         ),
         Invalid(
-            "import torch\nw = torch.ones(3, requires_grad=True)\nw.to('cpu', non_blocking=True).detach().numpy()\n",
-            "import torch\nw = torch.ones(3, requires_grad=True)\nw.detach().to('cpu', non_blocking=True).numpy()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True, device='cuda')\nw.to('cpu', non_blocking=True).detach().numpy()\n",
+            "import torch\nw = torch.ones(3, requires_grad=True, device='cuda')\nw.detach().to('cpu', non_blocking=True).numpy()\n",
         ),
     ]
 
@@ -89,5 +103,8 @@ class CpuBeforeDetach(Rule):
             moved = facts.value_of(method_receiver(move))
             if moved.has(Flag.DEVICE) and to_a_gpu(facts, move):
                 continue  # already there: `.to(device)` gives the tensor itself, no copy is recorded
+            if moved.has(Flag.ON_CPU) and not moved.has(Flag.DEVICE) and to_the_cpu(facts, move) and (
+                    not facts.default_device_may_move()):
+                continue  # on the CPU on every path: `.cpu()` gives the tensor itself
             if facts.grad_enabled_at(move) and moved.has(Flag.GRAD):
                 yield self.finding(move.func.attr, fix=detach_before_move(call))
