@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from flake8_detach.analysis import project as project_module
-from flake8_detach.analysis.project import find_root, forget_projects, summarise
+from flake8_detach.analysis.project import find_root, forget_projects, project_view, summarise
+from flake8_detach.analysis.values import Flag, Value
 from flake8_detach.engine import Place, analyze
 from flake8_detach.settings import Settings
 
@@ -1153,6 +1154,68 @@ def test_fields_an_instance_of_another_files_class_gets_from_its_constructor(tmp
     forget_projects()
     assert codes(tmp_path, "train.py") == []
     assert run_script(tmp_path, "train.py").returncode == 0
+
+
+SOLVER = """
+    import torch
+    from torch import nn
+
+
+    class Solver:
+        def __init__(self, loader):
+            self.loader = loader
+            self.model = nn.Linear(3, 1)
+"""
+ENTRY = """
+    import torch
+
+    from solver import Solver
+
+
+    def main(rows):
+        return Solver([torch.ones(3) * len(rows), torch.zeros(3)])
+"""
+
+
+def test_an_instance_another_files_function_returns_keeps_its_class(tmp_path: Path) -> None:
+    """dagmm's notebook: `solver = main(config)` with `main` in main.py returning a `Solver` of
+    solver.py. Its export names the class (exports.encode), so the instance's fields are read:
+    `solver.model` is a module whose output requires grad; `solver.loader` holds what the
+    project's one call of `Solver` passes (CPU tensors without grad), not "a caller's"."""
+    write(tmp_path, {"setup.py": "", "solver.py": SOLVER, "main.py": ENTRY, "run.py": """
+        import torch
+
+        from main import main
+
+        solver = main([1.0, 2.0])
+        for row in solver.loader:
+            print(row.numpy())
+        print(solver.model(torch.ones(3)).numpy())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "run.py")] == [(8, "DET101")]
+    assert GRAD_ERROR in run_script(tmp_path, "run.py").stderr
+    write(tmp_path, {"run.py": (tmp_path / "run.py").read_text().replace(
+        "print(solver.model(torch.ones(3)).numpy())", "print(solver.model(torch.ones(3)).detach().numpy())")})
+    forget_projects()
+    assert codes(tmp_path, "run.py") == []
+    assert run_script(tmp_path, "run.py").returncode == 0
+
+
+def test_an_instance_whose_class_has_callers_outside_keeps_its_fields_export(tmp_path: Path) -> None:
+    """The same, where the class escapes (a table of factories another program may call): its
+    loader holds what that program passes, so the field's export stands ("a caller's")."""
+    write(tmp_path, {"setup.py": "", "solver.py": SOLVER, "main.py": ENTRY, "run.py": "from main import main\n"})
+    solver = f"@{tmp_path / 'solver.py'}::Solver"
+    view = project_view(tmp_path / "run.py")
+    assert view is not None
+    made = view.constructed_field(solver, "loader")
+    assert made is not None and made.has(Flag.CONTAINER) and made.element().flags & Flag.TENSOR
+    assert not made.has(Flag.UNKNOWN_ARG) and not made.element().has(Flag.UNKNOWN_ARG)
+    write(tmp_path, {"main.py": ENTRY + "\n\nFACTORIES = {'solver': Solver}\n"})
+    forget_projects()
+    view = project_view(tmp_path / "run.py")
+    assert view is not None and view.constructed_field(solver, "loader") is None
+    assert view.member(solver, "loader", "fields") == Value(Flag.UNKNOWN_ARG, origin="loader of Solver")
 
 
 def test_a_field_used_as_a_module_is_one_in_every_method(tmp_path: Path) -> None:

@@ -16,12 +16,13 @@ analysed for one import.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
 
-EXPORT_FORMAT = "16"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "17"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 # FROZEN, ZERO_DIM and ON_CPU are must-facts (every joined module frozen, every joined tensor 0-dim
 # or on the CPU):
@@ -43,6 +44,9 @@ class ForeignClass:
     # Declared, not made: a parameter annotated with the class may hold an instance of any project
     # subclass, whose overrides of a method may run (ProjectView.subclass_returns).
     declared: bool = False
+    # Made by another project file and handed over by its export (`solver = main(config)`): its
+    # fields hold what the project's calls of the class pass (ProjectView.constructed_field).
+    made_elsewhere: bool = False
 
 
 # How deep an export keeps a tuple's items (`return output, masks`: a tensor and a dict of them).
@@ -50,20 +54,26 @@ ITEM_DEPTH = 2
 MAX_ITEMS = 8
 
 
-def encode(value: Value, depth: int = ITEM_DEPTH) -> list[Any]:
+def encode(value: Value, depth: int = ITEM_DEPTH, instance_of: Callable[[Value], str | None] | None = None,
+           ) -> list[Any]:
     """[flags, the element's] and, for a tuple of known length, each item's encoding: what
     unpacking `output, masks = net.forward_masks(x)` in another file needs to keep them apart.
     An element with a structure of its own (a loader's `(inputs, labels)` batches) is encoded
-    whole while the depth lasts, its flags alone past it."""
+    whole while the depth lasts, its flags alone past it. Where ``instance_of`` names the project
+    class a value is an instance of (`return Solver(loader, config)`), a fourth slot keeps that
+    reference (project.anchored), so that an importer reads the instance's fields and methods."""
     # `model.parameters()` is iterated for its parameters: tensors that require grad.
     element = value.element() if value.has(Flag.CONTAINER | Flag.PARAMS) else None
     slot: int | list[Any] = 0
     if element is not None:
         structured = element.items is not None or element.elem is not None
-        slot = encode(element, depth - 1) if depth and structured else element.flags & KEPT
+        slot = encode(element, depth - 1, instance_of) if depth and structured else element.flags & KEPT
     encoded: list[Any] = [value.flags & KEPT, slot]
     if depth and value.items is not None and len(value.items) <= MAX_ITEMS:
-        encoded.append([encode(item, depth - 1) for item in value.items])
+        encoded.append([encode(item, depth - 1, instance_of) for item in value.items])
+    instance = instance_of(value) if instance_of is not None and value.callee is not None else None
+    if instance is not None:
+        encoded += [None, instance] if len(encoded) == 2 else [instance]
     return encoded
 
 
@@ -88,9 +98,15 @@ def _flags_of(slot: int | list[Any]) -> int:
 
 
 def decode(encoded: Any, origin: str) -> Value | None:
-    if not (isinstance(encoded, list) and len(encoded) in (2, 3) and isinstance(encoded[0], int)
+    if not (isinstance(encoded, list) and len(encoded) in (2, 3, 4) and isinstance(encoded[0], int)
             and isinstance(encoded[1], (int, list))):
         return None
+    instance: ForeignClass | None = None
+    if len(encoded) == 4:
+        if not isinstance(encoded[3], str):
+            return None
+        instance = ForeignClass(encoded[3], made_elsewhere=True)
+        encoded = encoded[:2] if encoded[2] is None else encoded[:3]
     flags, slot = encoded[0], encoded[1]
     element: Value | None = None
     if isinstance(slot, list):
@@ -108,7 +124,7 @@ def decode(encoded: Any, origin: str) -> Value | None:
             return None
         items = tuple(item for item in decoded if item is not None)
     keep = origin if flags & TENSOR_FLOW else None
-    return Value(flags & KEPT, items, elem=element, origin=keep)
+    return Value(flags & KEPT, items, elem=element, origin=keep, callee=instance)
 
 
 def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None) -> dict[str, Any]:
@@ -141,15 +157,16 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     except (cst.ParserSyntaxError, RecursionError, ValueError, AnalysisError):  # nested too deeply: no exports
         return empty
     previous = interpreter.heap.install()  # a container's elements live in the heap
+    instance_of = _instance_reference(view)
     try:
         # Every function's and method's return, those that give nothing the analysis knows too
         # (a method returning a plain value is not "unknown", Project.module_methods reads them).
-        returns = {name: encode(info.returns) for info in interpreter.summaries.functions
+        returns = {name: encode(info.returns, instance_of=instance_of) for info in interpreter.summaries.functions
                    if (name := interpreter.unit_name(info)) is not None
                    and (wanted is None or definition_of(name) in wanted)}
         # Every field the class's code sets, those of values it cannot tell too: `model.sde` of
         # such a field is unknown to the importer, not a parameter of a module it guesses.
-        fields = {f"{cls.name}.{attr}": encode(value) for cls in interpreter.classes if cls.top_level
+        fields = {f"{cls.name}.{attr}": encode(value, instance_of=instance_of) for cls in interpreter.classes if cls.top_level
                   and (wanted is None or cls.name in wanted)  # a class only calls reached: partial
                   for attr, value in cls.attrs.items()}
         # Per module class, what an importer cannot see from its fields: the buffers it registers
@@ -167,6 +184,24 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
     return {"returns": returns, "fields": fields, "buffers": buffers, "parameter_free": parameter_free,
             "outgoing": outgoing,
             "covered": None if wanted is None or roots is None else sorted(wanted | roots)}
+
+
+def _instance_reference(view: Any) -> Callable[[Value], str | None]:
+    """What an export says of a value's class: the project class it is an instance of, as a
+    reference any importer resolves (project.anchored), or None."""
+    from .project import anchored
+    from .scopes import ClassInfo
+
+    def instance_of(value: Value) -> str | None:
+        callee = value.callee
+        if isinstance(callee, ForeignClass) and not callee.declared:
+            unit = view.project.definition(view.path, callee.qualified)
+            return None if unit is None or "." in unit[1] else anchored(*unit)
+        if isinstance(callee, ClassInfo) and callee.top_level and value.flags & (Flag.INSTANCE | Flag.MODULE):
+            return anchored(view.path, callee.name)
+        return None
+
+    return instance_of
 
 
 def _module_of(source: str, roots: frozenset[str] | None) -> tuple[Any, frozenset[str] | None]:

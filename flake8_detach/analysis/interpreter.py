@@ -431,6 +431,14 @@ class Interpreter:
             constructed = self.constructed_fields.get((owner.site, name))
             if constructed is not None:
                 return stored_by_this_caller(self.foreign_member(ForeignClass(owner.qualified), name, table), constructed)
+        if isinstance(owner, ForeignClass) and owner.made_elsewhere and table == "fields":
+            exported = self.foreign_member(ForeignClass(owner.qualified), name, table)
+            constructed = project.constructed_field(owner.qualified, name)
+            if constructed is not None:
+                return stored_by_this_caller(exported, constructed)
+            if exported is not None and exported.flags == Flag.UNKNOWN_ARG and _blank_structure(exported):
+                return None  # "what some caller passed": the instance's own kind says more (`model.seq2seq`)
+            return exported
         for qualified in _foreign_owners(owner):
             found = project.member(qualified, name, table)
             if found is not None:
@@ -551,6 +559,10 @@ class Interpreter:
         """A result computed while grad is off does not require grad, nor does any item or element
         of it (`pred, info = model.update(x)` under `no_grad()`: `info["loss"]` neither)."""
         return value if self.grad_enabled else without_grad(value)
+
+
+def _blank_structure(value: Value) -> bool:
+    return value.items is None and value.elem is None and not value.objs and value.callee is None
 
 
 def _foreign_owners(owner: ClassInfo | ForeignClass) -> tuple[str, ...]:

@@ -50,7 +50,7 @@ from .exports import decode, join_encoded
 from .import_paths import added_folder
 from .placement import DEFAULT_DEVICE_SETTERS
 from .semantics import PARAMETER_FREE_MODULES
-from .values import Value
+from .values import EMPTY, Value
 from .witness import holds, recorded, to_data
 
 try:  # as sources/cache.py: hashlib's import loads OpenSSL for nothing
@@ -83,6 +83,14 @@ _GRAD_OFF_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in TORCH_NO_GRAD)
 GPU_DEVICE_PREFIXES = ("cuda", "mps", "xpu")  # device strings torch 2.13 maps to an accelerator
 RESULT_OF = "=>"  # in an assignment's contexts: "assigned the result of" this reference
 THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summarised file itself
+# A reference that names its file (`@/project/solver.py::Solver`): what an export says of an instance
+# of a project class it returns, readable from any importer (exports.encode).
+ANCHOR, ANCHOR_SEPARATOR = "@", "::"
+
+
+def anchored(path: Path, name: str) -> str:
+    """The reference to the top-level name `name` of the project file `path`, from any file."""
+    return f"{ANCHOR}{path}{ANCHOR_SEPARATOR}{name}"
 _T = TypeVar("_T")
 ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
 RE_EXPORT_HOPS = 4
@@ -957,6 +965,10 @@ class Project:
     def _module_file(self, importer: Path, dotted: str) -> tuple[Path, str] | None:
         if dotted.startswith(THIS_MODULE):
             return importer, dotted[len(THIS_MODULE):]
+        if dotted.startswith(ANCHOR):  # read from an export (a cache file): only a file of this project
+            path, _, rest = dotted[len(ANCHOR):].partition(ANCHOR_SEPARATOR)
+            file = Path(path)
+            return (file, rest) if rest and file.suffix == ".py" and file.is_relative_to(self.root) else None
         if dotted.startswith("."):
             level = len(dotted) - len(dotted.lstrip("."))
             base = importer.parent
@@ -1511,6 +1523,28 @@ class ProjectView:
             return parameters[1:], dict(summary.get("param_fields", {}).get(name, {}))
 
         return self._first_in_classes(self.path, qualified_class, stored, 0)
+
+    @recorded
+    def constructed_field(self, qualified_class: str, name: str) -> Value | None:
+        """For an instance another project file made (an export's instance, exports.decode): what
+        the project's calls of the class pass to the `__init__` parameter it stores in the field
+        `name`, joined; None where `__init__` stores none there, or has a caller outside the
+        project (then the field's export, "from an unknown caller", stands)."""
+        stored = self.parameter_fields(qualified_class, "__init__")
+        unit = self.project.definition(self.path, qualified_class)
+        if stored is None or unit is None or name not in stored[1]:
+            return None
+        parameters, fields = stored
+        init = (unit[0], f"{unit[1]}.__init__")
+        if not self.project.judged_by_project(init) or self.project.callers().calls(unit).escaped:
+            return None  # a caller outside, or the class itself let out (`FACTORIES = {"s": Solver}`)
+        joined = EMPTY
+        for key, encoded in self.project.incoming(init).items():
+            parameter = parameters[int(key)] if key.isdigit() and int(key) < len(parameters) else key
+            if parameter == fields[name]:
+                value = decode(encoded, f"{name} of {unit[1]}")
+                joined = joined.merge(value) if value is not None else joined
+        return joined
 
     def _first_in_classes(self, importer: Path, qualified: str, answer: Callable[[Unit], _T | None],
                           depth: int) -> _T | None:

@@ -37,8 +37,9 @@ def canonical(answer: Any) -> Any:
     if answer is None or isinstance(answer, (bool, int, str)):
         return answer
     if isinstance(answer, Value):
+        instance = getattr(answer.callee, "qualified", None)  # an export's instance of a project class
         return ["value", answer.flags, canonical(answer.items), canonical(answer.elem), answer.origin,
-                answer.device_if]
+                answer.device_if, *([instance] if isinstance(instance, str) else [])]
     if isinstance(answer, (set, frozenset)):
         return sorted(answer)
     if isinstance(answer, (list, tuple)):
