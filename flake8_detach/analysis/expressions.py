@@ -482,6 +482,8 @@ class ExpressionEvaluator:
         cls = None
         if isinstance(owner, cst.Name) and owner.value == env.self_name and env.cls is not None:
             cls = env.cls
+            if cls.autograd_function and attr in sem.AUTOGRAD_SAVED:  # `l, = ctx.saved_tensors`: inputs may require grad
+                return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR | Flag.GRAD, origin="a saved tensor"))
             known = self.interp.statements.field_written(attr)
             if known is not None:
                 return known

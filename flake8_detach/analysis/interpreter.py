@@ -249,6 +249,10 @@ class Interpreter:
             self_name = first.name.value
             bound_to_instance = not is_classmethod(node)
             env.vars[self_name] = Value(Flag.MODULE if info.cls.is_module and bound_to_instance else Flag.NONE)
+        autograd = self._autograd_method(info)
+        if autograd and self_name is None and params:  # a @staticmethod's first parameter: the context
+            self_name = params.pop(0).name.value
+            env.vars[self_name] = Value(Flag.NONE)
         env.self_name = self_name
         enclosing = info.env
         if self_name is None and info.cls is None and enclosing is not None and enclosing.self_name is not None \
@@ -268,9 +272,10 @@ class Interpreter:
         # An export's results are seen from each call, where what the call passes replaces what came
         # from a parameter (values.seen_from): only the linted file's own walk asks which are numbers.
         numbers = self._scalar_users(node) if not judged and not self.exporting else frozenset()
+        gradients = autograd and node.name.value == "backward"
         for param in params + list(node.params.kwonly_params):
             name = param.name.value
-            declared = self.param_value(param)
+            declared = self.param_value(param) if not gradients else Value(Flag.TENSOR, origin=f"gradient '{name}'")
             if not info.is_base and name in info.arg_values and param.annotation is None and sem.is_device_name(name):
                 declared = EMPTY  # the device a call passes, or the default it leaves, not the name's guess
             if judged or name in grad_free or name in numbers:
@@ -282,7 +287,8 @@ class Interpreter:
                 rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)
                 env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
-        self.grad_enabled = info.grad_enabled and not quiet and not (info.is_base and self.module_grad_off)
+        self.grad_enabled = info.grad_enabled and not quiet and not (info.is_base and self.module_grad_off) and not (
+            autograd and not (gradients and self.builds_higher_order_graphs))
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
         self.current_function = self.heap.reader = info
         self.top = info.top
@@ -295,6 +301,13 @@ class Interpreter:
             self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast = saved
             self.heap.reader = self.current_function
             self.summaries.finished(info)
+
+    @staticmethod
+    def _autograd_method(info: FunctionInfo) -> bool:
+        """A method autograd calls of a custom autograd function (`forward`, `backward`, ...): its
+        first parameter is the context, whatever its decorator, and it runs with grad off
+        (`backward` with grad as `create_graph` says; semantics.AUTOGRAD_FUNCTION_BASES)."""
+        return info.cls is not None and info.cls.autograd_function and info.node.name.value in sem.AUTOGRAD_FUNCTION_METHODS
 
     def _scalar_users(self, node: cst.FunctionDef) -> frozenset[str]:
         """The names a function uses as sizes and counts (uses.scalar_users), once per function."""

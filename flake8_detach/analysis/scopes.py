@@ -32,6 +32,7 @@ class ClassInfo:
     # Whether a name of the file's scope where the class is defined is a class or function of the file.
     names_of_the_file: Callable[[str], bool] | None = None
     buffers: set[str] = field(default_factory=set)  # `self.register_buffer("name", t)` met in its methods
+    autograd_function: bool = False  # a subclass of torch.autograd.Function (semantics.AUTOGRAD_FUNCTION_BASES)
 
     def method(self, name: str) -> FunctionInfo | None:
         """The method `name` of this class or, as Python finds it, of its bases in this file."""

@@ -12,6 +12,16 @@ from . import numpy_sinks
 from .placement import on_the_cpu
 from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value
 
+# Custom autograd functions (torch 2.13: `torch.autograd.Function`, exported from
+# `torch.autograd.function`). Autograd runs their `forward` with grad off and their `backward` with
+# grad set to `create_graph`; the first parameter of each is the context, whose `saved_tensors`
+# (`saved_variables` in old code) are the tensors `save_for_backward` kept; `backward` gets one
+# gradient tensor per output. Checked: tests/test_autograd_functions.py.
+AUTOGRAD_FUNCTION_BASES = frozenset({
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+})
+AUTOGRAD_FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
+AUTOGRAD_SAVED = frozenset({"saved_tensors", "saved_variables"})
 GRAD_CONTEXT_DISABLE = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 INFERENCE_MODE = frozenset({"torch.inference_mode", "torch.autograd.grad_mode.inference_mode"})
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
