@@ -17,6 +17,7 @@ import libcst as cst
 from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
+from .construction import unset_in_constructor
 from .distributions import Distribution
 from .exports import ForeignClass
 from .guards import (
@@ -487,6 +488,8 @@ class ExpressionEvaluator:
             known = self.interp.statements.field_written(attr)
             if known is not None:
                 return known
+            if unset_in_constructor(self.interp.current_function, cls, attr, self.interp.classes, self.interp.init_memo):
+                return EMPTY  # `__init__` runs first: what other methods store is not there yet
             known = self.interp.summaries.read_field(cls, attr, self.interp.current_function)
             if known is None:  # `self.device` set by a base class of another project file
                 known = self.interp.foreign_member(cls, attr, "fields")

@@ -487,6 +487,7 @@ class StatementExecutor:
             self.interp.classes.append(info)
         class_env = Env(parent=env, cls=info)
         self.exec_block(node.body, class_env)
+        info.class_names = frozenset(class_env.vars)
         for name, value in class_env.vars.items():
             if value.objs and name not in info.attrs:  # `items = []` in the body: shared by every instance
                 self.interp.summaries.write_field(info, name, value)

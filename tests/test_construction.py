@@ -1,0 +1,68 @@
+"""`__init__` runs before any other method of its object (analysis/construction.py): a field it
+reads before writing holds nothing that a later method stores, unless the constructor could have
+run that method or the class body or a base's constructor sets it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from flake8_detach.engine import check_source
+
+AGENT = """\
+import numpy as np
+import torch
+
+
+class Agent:
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+        self.log_alpha = torch.tensor(np.log(self.alpha), requires_grad=True)
+
+    def train(self):
+        self.alpha = self.log_alpha.exp()
+
+    def report(self):
+        return np.log(self.alpha)
+
+
+agent = Agent(alpha=0.2)
+agent.train()
+"""
+
+
+def det106(source: str) -> list[int]:
+    return [d.line for d in check_source(source) if d.code == "DET106"]
+
+
+def test_a_constructor_does_not_see_what_a_later_method_stores() -> None:
+    # Line 8 reads the float `__dict__.update` set; line 14 may read train()'s tensor that requires grad.
+    assert det106(AGENT) == [14]
+
+
+def test_the_claim_holds_at_run_time(tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT + "agent.report()\n")
+    failed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120)
+    assert "Can't call numpy() on Tensor that requires grad" in failed.stderr  # report(), line 14
+    script.write_text(AGENT)
+    assert subprocess.run([sys.executable, str(script)], check=False, timeout=120).returncode == 0  # line 8 runs
+
+
+def test_a_constructor_that_runs_a_method_may_see_its_writes() -> None:
+    calls_train = AGENT.replace("        self.log_alpha = torch.tensor(", "        self.train()\n        self.log_alpha = torch.tensor(")
+    assert 9 in det106(calls_train)
+
+
+def test_a_constructor_that_lets_its_object_out_may_see_any_write() -> None:
+    registered = AGENT.replace("        self.__dict__.update(kwargs)\n", "        self.__dict__.update(kwargs)\n        setup(self)\n")
+    source = registered.replace("class Agent:", "def setup(agent):\n    agent.train()\n\n\nclass Agent:")
+    assert 13 in det106(source)  # the read, four lines down
+
+
+def test_a_subclass_may_write_the_field_before_calling_the_constructor() -> None:
+    subclass = AGENT.replace("\n\nagent = Agent(", (
+        "\n\nclass Tuned(Agent):\n    def __init__(self):\n"
+        "        self.alpha = torch.ones(1, requires_grad=True)\n        super().__init__()\n\n\nagent = Agent("))
+    assert 8 in det106(subclass)
