@@ -8,6 +8,7 @@ import pytest
 from running import failing_line
 
 from flake8_detach import check_source
+from flake8_detach.analysis.uses import TENSOR_ARGUMENTS
 from flake8_detach.settings import Settings
 
 PREVIEW = Settings(preview=True)
@@ -128,3 +129,44 @@ def test_the_input_of_a_functional_is_a_tensor() -> None:
     assert codes(METRICS) == [(10, "DET103")]
     untold = METRICS.replace("F.binary_cross_entropy(scores, torch.ones_like(scores))", "0.0")
     assert codes(untold) == []  # `.cpu()` and `.is_cuda` say no more than a module's would
+
+
+FOCAL = """import torch.nn.functional as F
+
+
+def focal(logits, target, alpha):
+    target = target.view(-1, 1)
+    logpt = F.log_softmax(logits, dim=1).gather(1, target).view(-1)
+    at = alpha.gather(0, target.data.view(-1))
+    return -(at * logpt).mean()
+"""
+
+
+def test_the_index_of_a_tensor_method_is_a_tensor() -> None:
+    """`x.gather(1, target)` takes only a tensor as its index (a list or an array raises), so
+    `target.data` is Tensor.data (character-based-cnn's focal loss)."""
+    assert codes(FOCAL) == [(7, "DET103")]
+    assert codes(FOCAL.replace(".gather(1, target)", "")) == []  # `.view(-1, 1)` is an ndarray's too
+
+
+@pytest.mark.parametrize("method", sorted(TENSOR_ARGUMENTS))
+def test_the_methods_that_take_a_tensor_argument_refuse_an_array(method: str) -> None:
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    position, keyword = TENSOR_ARGUMENTS[method]
+    x = torch.rand(3, 3)
+    given = np.zeros((3, 3), dtype=bool) if keyword == "mask" else np.zeros((3, 1), dtype=np.int64)
+    arguments: list[object] = [1, given, x[:, :1] if "scatter" in method else 0.5][: 3] if position else [given, x]
+    if method.startswith("index_"):
+        arguments = [0, given.reshape(-1), x if method.startswith(("index_add", "index_copy")) else 0.5]
+    if method.startswith(("gather", "index_select")):
+        arguments = arguments[:2]
+    if method.startswith(("masked_fill", "masked_scatter")):
+        arguments = [given, 0.5 if "fill" in method else x]
+    if method == "masked_select":
+        arguments = [given]
+    assert not hasattr(np.ndarray, method)
+    with pytest.raises(TypeError):
+        getattr(x.clone(), method)(*arguments)
+    converted = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in arguments]
+    getattr(x.clone(), method)(*converted)  # the same call with a tensor there runs

@@ -74,13 +74,12 @@ PARAMETER_FREE_MODULES = frozenset(
     Softmin LogSigmoid Hardshrink Softshrink GLU RReLU Softmax2d Threshold Upsample UpsamplingNearest2d
     UpsamplingBilinear2d PixelShuffle PixelUnshuffle ChannelShuffle Dropout1d Dropout3d FeatureAlphaDropout""".split()
 )
-# Results that are integer or boolean tensors: they can never require grad.
+# Results that never require grad (integer or boolean tensors, and `histc`'s counts).
 NO_GRAD_RESULTS = frozenset(
     """argmax argmin argsort eq ne gt lt ge le greater less equal not_equal isnan isinf
     isfinite isclose nonzero bincount searchsorted bucketize long int bool byte short char
-    any all logical_and logical_or logical_not logical_xor count_nonzero
-    unique unique_consecutive""".split()
-)
+    any all logical_and logical_or logical_not logical_xor count_nonzero histc""".split()
+)  # each checked on torch 2.13 by tests/test_tensor_methods.py (`unique` of a float tensor does require grad)
 # Tensor methods whose arguments are sizes, dimensions, shapes or integer indices, never values
 # that flow into the result: `buf.view(B, T)` of an int64 tensor is int64 and requires grad only
 # if `buf` does, whatever `B` is (`gather`/`index_select` take an index tensor: no grad through it).

@@ -20,6 +20,14 @@ TENSOR_ONLY_USES = frozenset({
     "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook",
     "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "clamp", "clamp_",
 })
+# Tensor methods that take another tensor (an index or a mask) at this position, or by this
+# keyword: an ndarray or a list there raises TypeError (torch 2.13, tests/test_uses.py), and no
+# NumPy array, frame or module has these methods. `logpt.gather(1, target)` says `target` is one.
+TENSOR_ARGUMENTS = {
+    **dict.fromkeys(("gather", "index_select", "scatter", "scatter_", "scatter_add", "scatter_add_", "index_add",
+                     "index_add_", "index_fill", "index_fill_", "index_copy", "index_copy_"), (1, "index")),
+    **dict.fromkeys(("masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"), (0, "mask")),
+}
 # Methods that give back the same kind of object (a tensor for a tensor, a module for a module):
 # `labels.cpu().detach()` says what `labels` is as `labels.detach()` does.
 _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", "long", "int", "type", "contiguous"})
@@ -28,13 +36,17 @@ _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", 
 def tensor_users(scope: cst.FunctionDef, imports: ImportTable) -> frozenset[str]:
     """The names a function's body uses as tensors only can be used (nested functions and classes
     left out): their `.grad` is read (only tensors carry autograd's gradient), a tensor-only
-    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`), or
-    they are the input of a function that takes only a tensor there (`F.binary_cross_entropy(p,
-    y)`, `torch.ones_like(p)`: torch.nn.functional's functions and torch's `*_like` factories)."""
+    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`), they
+    are the input of a function that takes only a tensor there (`F.binary_cross_entropy(p,
+    y)`, `torch.ones_like(p)`: torch.nn.functional's functions and torch's `*_like` factories),
+    or the index or mask of a tensor method that takes only a tensor there (`x.gather(1, idx)`)."""
     found: set[str] = set()
     for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is cst.Call:
             name = _tensor_input(node, imports)
+            if name is not None:
+                found.add(name)
+            name = _tensor_argument(node)
             if name is not None:
                 found.add(name)
             continue
@@ -59,6 +71,22 @@ def _tensor_input(call: cst.Call, imports: ImportTable) -> str | None:
     if first is None or first.keyword is not None or first.star or type(first.value) is not cst.Name:
         return None
     return first.value.value if _takes_a_tensor(imports.resolve(call.func)) else None
+
+
+def _tensor_argument(call: cst.Call) -> str | None:
+    """The name passed as the index or mask of a tensor method that takes only a tensor there."""
+    if type(call.func) is not cst.Attribute:
+        return None
+    taken = TENSOR_ARGUMENTS.get(call.func.attr.value)
+    if taken is None:
+        return None
+    position, keyword = taken
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    given = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+    if len(positional) != len([arg for arg in call.args if arg.keyword is None]):
+        return None  # `*args`: positions unknown
+    chosen = given[0].value if given else positional[position].value if len(positional) > position else None
+    return chosen.value if type(chosen) is cst.Name else None
 
 
 def _takes_a_tensor(qualified: str | None) -> bool:
