@@ -186,11 +186,15 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
             "covered": None if wanted is None or roots is None else sorted(wanted | roots)}
 
 
-def _instance_reference(view: Any) -> Callable[[Value], str | None]:
+def _instance_reference(view: Any) -> Callable[[Value], str | None] | None:
     """What an export says of a value's class: the project class it is an instance of, as a
-    reference any importer resolves (project.anchored), or None."""
+    reference any importer resolves (project.anchored), or None. None without a project view (a
+    file's exports computed alone: no importer to read them)."""
     from .project import anchored
     from .scopes import ClassInfo
+
+    if view is None:
+        return None
 
     def instance_of(value: Value) -> str | None:
         callee = value.callee
