@@ -853,3 +853,31 @@ def test_a_call_on_self_runs_the_overrides_of_the_files_subclasses() -> None:
               "        return out\n\n\nprint(DQNAgent(nn.Linear(3, 2)).act(torch.ones(3)))\n")
     assert lines(source) == [(15, "DET103")]
     assert lines(source.replace("        return out\n", "        return None\n")) == []
+
+
+INDEXED = """import torch
+from torch import nn
+
+
+class SkipGram(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.embeddings = nn.ModuleList()
+        for size in sizes:
+            self.embeddings.append(nn.Embedding(size, 4))
+
+    def save(self):
+        return self.embeddings.weight.cpu().data.numpy()
+
+    def first(self):
+        return self.embeddings[0].weight.cpu().data.numpy()
+"""
+
+
+def test_a_module_list_has_no_weight() -> None:
+    """recsys-nlp-graph's `save_embeddings`: `.weight` of an nn.ModuleList raises AttributeError,
+    so nothing reaches `.data` (line 13); its members do have one (line 16)."""
+    assert [(d.line, d.code) for d in check_source(INDEXED)] == [(16, "DET103")]
+    torch = pytest.importorskip("torch")
+    for container in (torch.nn.ModuleList([torch.nn.Linear(2, 2)]), torch.nn.ParameterList([torch.nn.Parameter(torch.ones(1))])):
+        assert not hasattr(container, "weight") and not hasattr(container, "bias")

@@ -546,6 +546,8 @@ class ExpressionEvaluator:
         if base.has(Flag.MODULE):
             if attr in sem.NON_PARAMETER_MODULE_ATTRIBUTES or attr.startswith("__") and attr.endswith("__"):
                 return EMPTY  # `self.__class__.__name__`: Python's own attributes are no parameter
+            if attr in sem.PARAMETER_ATTRIBUTES and base.callee in sem.INDEX_NAMED_CONTAINERS:
+                return EMPTY  # `embeddings.weight` of an nn.ModuleList raises AttributeError
             if attr in sem.MODULE_BUFFERS:  # a buffer: a tensor of the module that never requires grad
                 return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
             if base.has(Flag.FROZEN):  # a frozen module's parameters and submodules: frozen too

@@ -436,3 +436,6 @@ NON_PARAMETER_MODULE_ATTRIBUTES = frozenset(
 
 # Attributes that hold a module's parameters: on a value of unknown origin, as unknown as it is.
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+# Containers whose members are named "0", "1", ...: `layers.weight` raises AttributeError (torch
+# 2.13; a ModuleDict or a Sequential built from names may hold a member called so).
+INDEX_NAMED_CONTAINERS = frozenset({"ModuleList", "ParameterList"})
