@@ -8,6 +8,7 @@ that must not.
 from __future__ import annotations
 
 import pytest
+from running import failing_line
 
 from flake8_detach import check_source
 from flake8_detach.settings import Settings
@@ -881,3 +882,40 @@ def test_a_module_list_has_no_weight() -> None:
     torch = pytest.importorskip("torch")
     for container in (torch.nn.ModuleList([torch.nn.Linear(2, 2)]), torch.nn.ParameterList([torch.nn.Parameter(torch.ones(1))])):
         assert not hasattr(container, "weight") and not hasattr(container, "bias")
+
+
+ITERATOR = """import torch
+
+
+class Batches:
+    def __init__(self, rows):
+        self.rows = rows
+        self.index = 0
+
+    def _to_tensor(self, row):
+        return torch.LongTensor(row), torch.tensor(row, dtype=torch.float32, requires_grad=True)
+
+    def __next__(self):
+        if self.index >= len(self.rows):
+            raise StopIteration
+        self.index += 1
+        return self._to_tensor(self.rows[self.index - 1])
+
+    def __iter__(self):
+        return self
+
+
+for x, weights in Batches([[1, 2]]):
+    print(weights.numpy())
+for i, (x, weights) in enumerate(Batches([[1, 2]])):
+    print(x.numpy(), next(Batches([[3]]))[1].numpy())
+"""
+
+
+def test_an_iterator_class_gives_what_its_next_returns() -> None:
+    """A data iterator (`__iter__` returns the object, `__next__` a batch): a for loop,
+    `enumerate` and `next` give the batch (Chinese-Text-Classification's `DatasetIterater`)."""
+    assert [(d.line, d.code) for d in check_source(ITERATOR)] == [(23, "DET101"), (25, "DET101")]
+    pytest.importorskip("torch")
+    assert failing_line(ITERATOR) == 23
+    assert failing_line(ITERATOR.replace("weights.numpy()", "weights.detach().numpy()")) == 25

@@ -1218,6 +1218,57 @@ def test_an_instance_whose_class_has_callers_outside_keeps_its_fields_export(tmp
     assert view.member(solver, "loader", "fields") == Value(Flag.UNKNOWN_ARG, origin="loader of Solver")
 
 
+def test_a_record_class_and_an_iterator_of_other_files(tmp_path: Path) -> None:
+    """da-rnn: `DaRnnNet = collections.namedtuple(...)` in custom_types.py, built in train.py with
+    the model's parts, whose `net.decoder(x)` is the decoder's output. Chinese-Text-Classification:
+    `build_iterator` in utils.py returns a `DatasetIterater` whose `__next__` gives tensor batches,
+    passed to `train` in another file (every call passes that class: the join keeps it)."""
+    write(tmp_path, {"setup.py": "", "custom_types.py": """
+        import collections
+
+        Net = collections.namedtuple("Net", ["encoder", "decoder"])
+    """, "utils.py": """
+        import torch
+
+
+        class Batches:
+            def __init__(self, rows):
+                self.rows, self.index = rows, 0
+
+            def __next__(self):
+                if self.index >= len(self.rows):
+                    raise StopIteration
+                self.index += 1
+                return torch.ones(2), torch.tensor([self.index])
+
+            def __iter__(self):
+                return self
+
+
+        def build_iterator(rows):
+            return Batches(rows)
+    """, "evaluate.py": """
+        def train(batches):
+            for x, labels in batches:
+                print(labels.data)
+    """, "run.py": """
+        import torch
+        from torch import nn
+
+        from custom_types import Net
+        from evaluate import train
+        from utils import build_iterator
+
+        if __name__ == "__main__":  # an entry point: its export reads what other files return
+            net = Net(nn.Linear(2, 2), nn.Linear(2, 1))
+            print(net.decoder(torch.ones(2)).cpu().data.numpy())
+            train(build_iterator([[1], [2]]))
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "run.py")] == [(10, "DET103")]
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "evaluate.py")] == [(3, "DET103")]
+    assert run_script(tmp_path, "run.py").returncode == 0  # `.data` hides what `.detach()` would say
+
+
 def test_a_field_used_as_a_module_is_one_in_every_method(tmp_path: Path) -> None:
     """DBNet's trainer: `self.model` is a constructor argument a base class of another file stores,
     built by a factory that picks its class with `eval`, so only its use tells what it is:
@@ -1509,3 +1560,13 @@ def test_a_package_with_its_own_build_script_is_part_of_the_project_that_imports
     assert [(line, message[:6]) for line, message in codes(tmp_path, "align/__init__.py")] == [(7, "DET103")]
     proof = run_script(tmp_path, "models.py")
     assert proof.returncode == 0 and proof.stdout.startswith("Tensor"), proof.stderr
+
+
+def test_the_summaries_list_record_classes_a_call_makes() -> None:
+    summary = summarise(
+        "import collections\nimport typing\nfrom collections import namedtuple\n"
+        "A = collections.namedtuple('A', ['x', 'y'])\nB = namedtuple('B', 'x, y z')\n"
+        "C = typing.NamedTuple('C', [('x', int), ('y', float)])\nD = namedtuple('D', FIELDS)\n"
+    )
+    assert summary is not None
+    assert summary["namedtuples"] == {"A": ["x", "y"], "B": ["x", "y", "z"], "C": ["x", "y"]}

@@ -156,6 +156,12 @@ class CallEvaluator:
             info = instance_method(receiver, method)  # `client.score(x)`: the class's method
             if info is not None:
                 return self.interp.grad_mode_result(self._call_defined(info, node, positional, keywords))
+            if receiver.has(Flag.INSTANCE) and isinstance(receiver.callee, ClassInfo):
+                # `net.decoder(x)`: a field of an instance of a class of this file (a record's
+                # too) that holds a module or a function is called
+                known = self.interp.summaries.read_field(receiver.callee, method, self.interp.current_function)
+                if known is not None and (known.flags & (Flag.MODULE | Flag.FUNCTION) or known.callee is not None):
+                    return self.interp.grad_mode_result(self._call_value(known, positional, keywords, method, node))
             if isinstance(receiver.callee, ClassInfo) and not receiver.has(Flag.INSTANCE):
                 info = receiver.callee.method(method)  # `Util.scale(x)`: a static or class method
                 if info is not None and (is_static(info.node) or is_classmethod(info.node)):
@@ -435,12 +441,25 @@ class CallEvaluator:
         return None
 
     def elements(self, iterable: Value, node: cst.BaseExpression) -> Value:
-        """What iterating `iterable` gives: an instance of a class of this file iterates through
-        its `__iter__` (a generator's values), anything else its elements."""
+        """What iterating `iterable` gives: an instance of a class of this file or of another
+        project file iterates through its `__next__` where the class defines one (its `__iter__`
+        then gives the object itself: an iterator class, as a data iterator over batches is),
+        else through its `__iter__` (a generator's values); anything else gives its elements."""
+        following = instance_method(iterable, "__next__")
+        if following is not None:
+            return self._call_defined(following, node, [], {})
         method = instance_method(iterable, "__iter__")
-        if method is None:
-            return iterable.element()
-        return self._call_defined(method, node, [], {}).element()
+        if method is not None:
+            return self._call_defined(method, node, [], {}).element()
+        owner = iterable.callee
+        if isinstance(owner, ForeignClass) and not iterable.flags & (Flag.CONTAINER | Flag.MODULE | TENSOR_FLOW):
+            given = self.interp.foreign_member(owner, "__next__", "returns")
+            if given is not None:
+                return self.interp.grad_mode_result(given)
+            iterator = self.interp.foreign_member(owner, "__iter__", "returns")
+            if iterator is not None:
+                return self.interp.grad_mode_result(iterator.element())
+        return iterable.element()
 
     def item(self, container: Value, node: cst.CSTNode, index: Value) -> Value | None:
         """`bag[i]` of an instance of a class of this file (`node` the subscript, or a loader's
@@ -580,27 +599,28 @@ class CallEvaluator:
         if name in ("float", "int", "bool", "len", "str", "repr", "print", "isinstance", "hasattr", "range"):
             return EMPTY
         if name in ("list", "set", "dict") and node is not None:  # a fresh container: later writes count
-            element = first.element() if positional else None
+            element = self.elements(first, node) if positional else None
             if name == "dict" and element is not None and element.items is not None and len(element.items) == 2:
                 element = element.items[1]  # `dict(model.named_parameters())`: the pairs' values
             copied = Value(Flag.CONTAINER, elem=element)
             return self.interp.heap.allocate(node, copied, {} if name == "dict" else None)
         if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset", "filter"):
             source = positional[-1] if name == "filter" and positional else first
-            return Value(Flag.CONTAINER, elem=source.element())
+            return Value(Flag.CONTAINER, elem=self.elements(source, node) if node is not None else source.element())
         if name == "map" and len(positional) >= 2:
             return Value(Flag.CONTAINER, elem=self._mapped(positional[0], positional[1:]))
         if name == "next":
-            return first.element()
+            return self.elements(first, node) if node is not None else first.element()
         if name == "enumerate":
-            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, first.element())))
+            counted = self.elements(first, node) if node is not None else first.element()
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, counted)))
         if name == "zip" and node is not None and len(node.args) == 1 and node.args[0].star == "*" and (
                 positional[0].items is not None):
             # `states, actions = zip(*transitions)`: the columns of rows of known fields, each apart.
             columns = tuple(Value(Flag.CONTAINER, elem=field) for field in positional[0].items)
             return Value(Flag.CONTAINER, items=columns, elem=merge_all(list(columns)))
         if name == "zip":
-            items = tuple(value.element() for value in positional)
+            items = tuple(self.elements(value, node) if node is not None else value.element() for value in positional)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=items, elem=merge_all(list(items))))
         if name in ("getattr", "setattr") and node is not None:
             return self._reflective_member(name, node, positional, env)
@@ -712,6 +732,10 @@ class CallEvaluator:
             # `ScoreModel.load_from_checkpoint(path)`: an instance of the project's class (what
             # the call passes goes to the library's loader, not to the class's `__init__`).
             qualified, positional, keywords = owner, [], {}
+        fields = project.record_fields(qualified) if project is not None and last[:1].isupper() else None
+        if fields is not None:  # `DaRnnNet(encoder, decoder, ...)` of another file's namedtuple: a record here
+            record = self.interp.statements.record_class(node.func, last, fields)
+            return self._instantiate(Value(Flag.PLAIN_CLASS, callee=record), record, node, positional, keywords)
         if project is not None and project.is_module_class(qualified):
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py), and while this file's exports are

@@ -84,13 +84,17 @@ def stored_by_this_caller(exported: Value | None, passed: Value) -> Value:
     return passed if exported is None else exported.with_flags(remove=Flag.UNKNOWN_ARG).merge(passed)
 
 
-def join_encoded(old: list[Any] | None, new: list[Any]) -> list[int]:
+def join_encoded(old: list[Any] | None, new: list[Any]) -> list[Any]:
     """The flags and element flags of two encodings joined as Value.merge joins them: "may" facts
     by union, "frozen" only where every module joined is (a frozen model here, a trained one there).
-    An element's structure is not kept through a join."""
+    An element's structure is not kept through a join; the class of an instance is, where every
+    encoding joined names the same one (every call passes a `DatasetIterater`)."""
     if old is None:
-        return [new[0], _flags_of(new[1])]
-    return [join_flags(old[0], new[0]), join_flags(_flags_of(old[1]), _flags_of(new[1]))]
+        return [new[0], _flags_of(new[1]), *([None, new[3]] if len(new) == 4 else [])]
+    joined: list[Any] = [join_flags(old[0], new[0]), join_flags(_flags_of(old[1]), _flags_of(new[1]))]
+    if len(old) == 4 and len(new) == 4 and old[3] == new[3]:
+        joined += [None, new[3]]
+    return joined
 
 
 def _flags_of(slot: int | list[Any]) -> int:
@@ -176,7 +180,8 @@ def compute_exports(source: str, view: Any, roots: frozenset[str] | None = None)
         buffers = {cls.name: sorted({name for owner in cls.lineage() for name in owner.buffers})
                    for cls in classes if any(owner.buffers for owner in cls.lineage())}
         parameter_free = sorted(cls.name for cls in classes if interpreter.calls.parameter_free_for_its_arguments(cls))
-        outgoing = {key: {parameter: encode(value) for parameter, value in passed.items() if value.flags}
+        outgoing = {key: {parameter: encoded for parameter, value in passed.items()
+                          if (encoded := encode(value, instance_of=instance_of)) != [0, 0]}
                     for key, passed in interpreter.outgoing.items()}
     finally:
         interpreter.heap.uninstall(previous)

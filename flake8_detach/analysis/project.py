@@ -68,7 +68,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "14"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "15"  # bump when a summary's layout or meaning changes
 # `if __name__ == "__main__":` (either quotes, either order): the file is run as a script.
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""", re.MULTILINE)
@@ -251,6 +251,7 @@ class _Summariser(ast.NodeVisitor):
         self.returns: list[ast.Return] | None = None  # the `return`s of the top-level unit walked
         self.sys_path: list[list[str]] = []  # folders added to sys.path: [base, folder] (import_paths.py)
         self.default_device = False  # calls `torch.set_default_device(...)` or the like (placement.py)
+        self.namedtuples: dict[str, list[str]] = {}  # module-level record classes a call makes: their fields
         # One lookup per node instead of NodeVisitor's name-built getattr (most of the walk's time).
         self._handlers: dict[type, Callable[[Any], None]] = {
             ast.ClassDef: self.visit_ClassDef, ast.FunctionDef: self.visit_FunctionDef,
@@ -314,6 +315,26 @@ class _Summariser(ast.NodeVisitor):
                 self.functions[node.name] = []
             elif isinstance(node, ast.ClassDef):
                 self.classes[node.name] = []
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                fields = self._record_fields(node.value)
+                if fields is not None:  # `Net = collections.namedtuple("Net", ["encoder", "decoder"])`
+                    self.namedtuples[node.targets[0].id] = fields
+
+    def _record_fields(self, value: ast.expr) -> list[str] | None:
+        """The fields of `collections.namedtuple("N", "a b")` or `typing.NamedTuple("N", [("a", T)])`,
+        spelled out in the call; None for any other value."""
+        if not isinstance(value, ast.Call) or len(value.args) < 2:
+            return None
+        called = self.reference(value.func)
+        spec = value.args[1]
+        if called in ("collections.namedtuple", "typing.NamedTuple") and isinstance(spec, (ast.List, ast.Tuple)):
+            parts = [element.elts[0] if called == "typing.NamedTuple" and isinstance(element, ast.Tuple) and element.elts
+                     else element for element in spec.elts]
+            names = [part.value for part in parts if isinstance(part, ast.Constant) and isinstance(part.value, str)]
+            return names if len(names) == len(parts) else None
+        if called == "collections.namedtuple" and isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+            return spec.value.replace(",", " ").split()
+        return None
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if self.depth == 0 and self.cls is None:
@@ -525,7 +546,7 @@ class _Summariser(ast.NodeVisitor):
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
                 "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields,
                 "sys_path": self.sys_path, "templates": self.templates, "parameter_makers": self.parameter_makers,
-                "default_device": self.default_device}
+                "default_device": self.default_device, "namedtuples": self.namedtuples}
 
 
 def _makes_parameters(reference: str | None) -> bool:
@@ -1045,7 +1066,8 @@ class Project:
             if summary is None:
                 return None
             head, _, tail = rest.partition(".")
-            if head in summary["classes"] or head in summary["functions"] or head in summary.get("devices", ()):
+            if head in summary["classes"] or head in summary["functions"] or head in summary.get("devices", ()) or (
+                    head in summary.get("namedtuples", ())):
                 return (path, rest)
             if head in summary["imports"]:  # `from .torch_utils import smart_inference_mode` re-exported
                 importer, dotted = path, summary["imports"][head] + (f".{tail}" if tail else "")
@@ -1313,6 +1335,15 @@ class ProjectView:
         """This file's own top-level functions that turn grad off."""
         summary = self.project.summary(self.path)
         return frozenset() if summary is None else frozenset(name for name in summary["grad_off"] if "." not in name)
+
+    @recorded
+    def record_fields(self, qualified: str) -> list[str] | None:
+        """The fields of a record class another project file makes with a call (`DaRnnNet =
+        collections.namedtuple("DaRnnNet", ["encoder", "decoder", ...])`), in order; None otherwise."""
+        unit = None if qualified.startswith("torch.") else self.project.definition(self.path, qualified)
+        summary = self.project.summary(unit[0]) if unit is not None and "." not in unit[1] else None
+        fields = summary.get("namedtuples", {}).get(unit[1]) if summary is not None and unit is not None else None
+        return None if fields is None else list(fields)
 
     @recorded
     def moves_default_device(self) -> bool:
