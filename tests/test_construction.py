@@ -66,3 +66,9 @@ def test_a_subclass_may_write_the_field_before_calling_the_constructor() -> None
         "\n\nclass Tuned(Agent):\n    def __init__(self):\n"
         "        self.alpha = torch.ones(1, requires_grad=True)\n        super().__init__()\n\n\nagent = Agent("))
     assert 8 in det106(subclass)
+
+
+def test_a_field_bound_in_a_nested_target_is_set_by_the_constructor() -> None:
+    nested = AGENT.replace("        self.__dict__.update(kwargs)\n",
+                           "        self.__dict__.update(kwargs)\n        (_, (self.alpha, *_)) = (0, (torch.ones(1, requires_grad=True), 1))\n")
+    assert 9 in det106(nested)  # the read sees the tensor the constructor's own tuple assignment bound

@@ -16,50 +16,79 @@ on (which could write it). The read then holds no value the file knows of, rathe
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from .scopes import ClassInfo, FunctionInfo
 from .syntax import all_params, descendants, is_static
 
-# Per constructor node: the fields it assigns, and whether it lets the object out (a memo the
-# interpreter owns, so that it dies with the file's tree).
-InitMemo = dict[cst.FunctionDef, tuple[frozenset[str], bool]]
+
+class InitMemo:
+    """What the syntax says, read once: per constructor node, the fields it assigns and whether it
+    lets the object out; per class (and number of classes the walk has met, since a subclass met
+    later changes the answer), the fields its lineage may set before a read, or None where any
+    may be. The interpreter owns it, so that it dies with the file's tree."""
+
+    def __init__(self) -> None:
+        self.inits: dict[cst.FunctionDef, tuple[frozenset[str], bool]] = {}
+        self.classes: dict[tuple[int, int], frozenset[str] | None] = {}
 
 
 def _what_init_does(node: cst.FunctionDef, memo: InitMemo) -> tuple[frozenset[str], bool]:
     """The fields a constructor assigns through its first parameter, and whether it lets the
     object out: a call of one of its attributes (a method, which may write fields) or any use of
     the object other than as the base of an attribute (`helper(self)`)."""
-    found = memo.get(node)
+    found = memo.inits.get(node)
     if found is not None:
         return found
     params = all_params(node.params)
     if not params or is_static(node):
         found = (frozenset(), True)
     else:
-        name = params[0].name.value
-        fields: set[str] = set()
-        bases: set[cst.Name] = set()  # the object's names that are the base of an attribute
-        lets_out = False
-        for child in descendants(node.body):
-            if isinstance(child, cst.Attribute) and isinstance(child.value, cst.Name) and child.value.value == name:
-                bases.add(child.value)
-            elif isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute) and isinstance(
-                    child.func.value, cst.Name) and child.func.value.value == name:
-                lets_out = True  # `self.setup()`: a method may write any field
-            elif isinstance(child, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                targets = [t.target for t in child.targets] if isinstance(child, cst.Assign) else [child.target]
-                for target in targets:
-                    for part in (target, *descendants(target)):
-                        if isinstance(part, cst.Attribute) and isinstance(part.value, cst.Name) and (
-                                part.value.value == name):
-                            fields.add(part.attr.value)
-        for child in descendants(node.body):
-            if isinstance(child, cst.Name) and child.value == name and child not in bases:
-                lets_out = True  # `register(self)`, `return self`, `f(self.__dict__)` keeps a base
-        found = (frozenset(fields), lets_out)
-    memo[node] = found
+        found = _read_init(node.body, params[0].name.value)
+    memo.inits[node] = found
     return found
+
+
+def _read_init(body: cst.BaseSuite, name: str) -> tuple[frozenset[str], bool]:
+    """One walk of a constructor's body (a parent comes before its children): the fields it binds
+    (`self.x = ...`, `self.x += ...`, `a, self.x = ...`) and whether it lets the object out."""
+    fields: set[str] = set()
+    bases: set[int] = set()  # ids of the object's names that are the base of an attribute
+    lets_out = False
+    for child in descendants(body):
+        kind = type(child)  # exact types: `isinstance` against libcst's classes goes through `abc`
+        if kind is cst.Name:
+            if cast(cst.Name, child).value == name and id(child) not in bases:
+                lets_out = True  # `register(self)`, `return self`
+        elif kind is cst.Attribute:
+            value = cast(cst.Attribute, child).value
+            if type(value) is cst.Name and cast(cst.Name, value).value == name:
+                bases.add(id(value))
+        elif kind is cst.Call:
+            func = cast(cst.Call, child).func
+            if type(func) is cst.Attribute and _is_the_object(cast(cst.Attribute, func).value, name):
+                lets_out = True  # `self.setup()`: a method may write any field
+        elif kind is cst.Assign:
+            for target in cast(cst.Assign, child).targets:
+                fields |= _bound_fields(target.target, name)
+        elif kind is cst.AugAssign or kind is cst.AnnAssign:
+            fields |= _bound_fields(cast("cst.AugAssign | cst.AnnAssign", child).target, name)
+    return frozenset(fields), lets_out
+
+
+def _is_the_object(node: cst.BaseExpression, name: str) -> bool:
+    return type(node) is cst.Name and cast(cst.Name, node).value == name
+
+
+def _bound_fields(target: cst.BaseExpression, name: str) -> set[str]:
+    """The fields an assignment target binds: `self.x`, or an item of `a, (self.x, *self.y)`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {field for element in target.elements for field in _bound_fields(element.value, name)}
+    if isinstance(target, cst.Attribute) and _is_the_object(target.value, name):
+        return {target.attr.value}
+    return set()
 
 
 def unset_in_constructor(function: FunctionInfo | None, cls: ClassInfo, attr: str, classes: list[ClassInfo],
@@ -71,15 +100,26 @@ def unset_in_constructor(function: FunctionInfo | None, cls: ClassInfo, attr: st
     leaves a doubt."""
     if function is None or function.cls is not cls or function.node.name.value != "__init__" or cls.foreign_bases:
         return False
+    key = (id(cls), len(classes))
+    if key not in memo.classes:
+        memo.classes[key] = _set_before_reads(cls, classes, memo)
+    written = memo.classes[key]
+    return written is not None and attr not in written
+
+
+def _set_before_reads(cls: ClassInfo, classes: list[ClassInfo], memo: InitMemo) -> frozenset[str] | None:
+    """The names the class body and the constructors of the lineage may set; None where any field
+    may be set before the constructor reads it (a subclass, a constructor that lets the object out)."""
     if any(other is not cls and cls in other.lineage() for other in classes):
-        return False
+        return None
+    names: set[str] = set()
     for owner in cls.lineage():
-        if attr in owner.class_names:
-            return False
+        names |= owner.class_names
         init = owner.methods.get("__init__")
         if init is None:
             continue
         fields, lets_out = _what_init_does(init.node, memo)
-        if lets_out or attr in fields:
-            return False
-    return True
+        if lets_out:
+            return None
+        names |= fields
+    return frozenset(names)

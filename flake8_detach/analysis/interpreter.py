@@ -131,7 +131,7 @@ class Interpreter:
         self.summaries = Summaries(self.analyse_function, every_base=exporting, known_calls=self._known_calls,
                                    skipped=frozenset() if wanted is None else _unwanted_units(module, wanted))
         self._scalars: dict[cst.FunctionDef, frozenset[str]] = {}  # what each function uses as sizes
-        self.init_memo: InitMemo = {}  # what each constructor writes (construction.py)
+        self.init_memo = InitMemo()  # what each constructor writes (construction.py)
         # The module's names that functions assign through `global`, as the fields of a class
         # (joined over every write, their readers analysed again when one grows).
         self.module_names = ClassInfo("<module>", is_module=False)
