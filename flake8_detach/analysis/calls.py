@@ -440,11 +440,14 @@ class CallEvaluator:
             return instance_method(callee, "__call__")
         return None
 
-    def elements(self, iterable: Value, node: cst.BaseExpression) -> Value:
+    def elements(self, iterable: Value, node: cst.BaseExpression | None) -> Value:
         """What iterating `iterable` gives: an instance of a class of this file or of another
         project file iterates through its `__next__` where the class defines one (its `__iter__`
         then gives the object itself: an iterator class, as a data iterator over batches is),
-        else through its `__iter__` (a generator's values); anything else gives its elements."""
+        else through its `__iter__` (a generator's values); anything else gives its elements.
+        Without a node to call its methods from, its elements."""
+        if node is None:
+            return iterable.element()
         following = instance_method(iterable, "__next__")
         if following is not None:
             return self._call_defined(following, node, [], {})
@@ -606,21 +609,20 @@ class CallEvaluator:
             return self.interp.heap.allocate(node, copied, {} if name == "dict" else None)
         if name in ("list", "tuple", "sorted", "reversed", "iter", "set", "frozenset", "filter"):
             source = positional[-1] if name == "filter" and positional else first
-            return Value(Flag.CONTAINER, elem=self.elements(source, node) if node is not None else source.element())
+            return Value(Flag.CONTAINER, elem=self.elements(source, node))
         if name == "map" and len(positional) >= 2:
             return Value(Flag.CONTAINER, elem=self._mapped(positional[0], positional[1:]))
         if name == "next":
-            return self.elements(first, node) if node is not None else first.element()
+            return self.elements(first, node)
         if name == "enumerate":
-            counted = self.elements(first, node) if node is not None else first.element()
-            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, counted)))
+            return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=(EMPTY, self.elements(first, node))))
         if name == "zip" and node is not None and len(node.args) == 1 and node.args[0].star == "*" and (
                 positional[0].items is not None):
             # `states, actions = zip(*transitions)`: the columns of rows of known fields, each apart.
             columns = tuple(Value(Flag.CONTAINER, elem=field) for field in positional[0].items)
             return Value(Flag.CONTAINER, items=columns, elem=merge_all(list(columns)))
         if name == "zip":
-            items = tuple(self.elements(value, node) if node is not None else value.element() for value in positional)
+            items = tuple(self.elements(value, node) for value in positional)
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=items, elem=merge_all(list(items))))
         if name in ("getattr", "setattr") and node is not None:
             return self._reflective_member(name, node, positional, env)

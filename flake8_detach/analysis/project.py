@@ -86,15 +86,15 @@ THIS_MODULE = "~"  # the prefix of a reference to a name defined in the summaris
 # A reference that names its file (`@/project/solver.py::Solver`): what an export says of an instance
 # of a project class it returns, readable from any importer (exports.encode).
 ANCHOR, ANCHOR_SEPARATOR = "@", "::"
+_T = TypeVar("_T")
+ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
+RE_EXPORT_HOPS = 4
+MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
 
 
 def anchored(path: Path, name: str) -> str:
     """The reference to the top-level name `name` of the project file `path`, from any file."""
     return f"{ANCHOR}{path}{ANCHOR_SEPARATOR}{name}"
-_T = TypeVar("_T")
-ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
-RE_EXPORT_HOPS = 4
-MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
 
 
 # ----------------------------------------------------------------------------------- the root
@@ -470,12 +470,11 @@ class _Summariser(ast.NodeVisitor):
         func = node.func
         self._note_call(func, node)
         cls = self.cls
-        if cls is not None and (not self.parameter_makers or self.parameter_makers[-1] != cls):
-            called = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
-            if called[:1].isupper() and _makes_parameters(self.reference(func)):
-                self.parameter_makers.append(cls)  # `self.fc = nn.Linear(...)`, `nn.Parameter(...)`
-        if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") in (
-                DEFAULT_DEVICE_SETTERS) and (self.reference(func) or "").startswith("torch."):
+        called = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+        if cls is not None and (not self.parameter_makers or self.parameter_makers[-1] != cls) and (
+                called[:1].isupper() and _makes_parameters(self.reference(func))):
+            self.parameter_makers.append(cls)  # `self.fc = nn.Linear(...)`, `nn.Parameter(...)`
+        if called in DEFAULT_DEVICE_SETTERS and (self.reference(func) or "").startswith("torch."):
             self.default_device = True
         if type(func) is ast.Attribute and func.attr in ("append", "insert"):
             folder = added_folder(node)  # `sys.path.append("../src")`: where its imports are found

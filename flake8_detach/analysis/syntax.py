@@ -256,7 +256,11 @@ def _entry_written(node: cst.BaseExpression) -> tuple[str, str] | None:
 def slot_name(node: cst.BaseExpression) -> str | None:
     """`c[k]` with both plain names: the name of its slot ("c[k]"), as loop_slots keeps it."""
     entry = _entry_written(node)
-    return None if entry is None else f"{entry[0]}[{entry[1]}]"
+    return None if entry is None else _slot(entry)
+
+
+def _slot(entry: tuple[str, str]) -> str:
+    return f"{entry[0]}[{entry[1]}]"
 
 
 def _body_nodes(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
@@ -288,7 +292,7 @@ def loop_slots(loop: cst.For) -> dict[str, str]:
     for node in _body_nodes(loop.body):
         entry = _entry_written(node.target) if isinstance(node, cst.AssignTarget) else None
         if entry is not None and entry[1] in keys:
-            slots[f"{entry[0]}[{entry[1]}]"] = entry[0]
+            slots[_slot(entry)] = entry[0]
             used.add(entry[1])
     if not slots:
         return slots
