@@ -69,8 +69,9 @@ def settle_imports() -> None:
     gc.freeze()
 
 
-def project_of(place: Place | None, source: str | None) -> ProjectView | None:
-    """The project view of a file at ``place``; None without one (and never an exception)."""
+def project_of(place: Place | None, source: str | None, tree: ast.AST | None = None) -> ProjectView | None:
+    """The project view of a file at ``place``; None without one (and never an exception).
+    ``tree``: ``source``'s `ast` tree, where the front has it."""
     if place is None:
         place = current_place()
     if place is None:
@@ -78,7 +79,8 @@ def project_of(place: Place | None, source: str | None) -> ProjectView | None:
     from .analysis.project import project_view
 
     try:
-        return project_view(place.path, source, place.cache_directory)
+        return project_view(place.path, source, place.cache_directory,
+                            tree if isinstance(tree, ast.Module) else None)
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -173,9 +175,9 @@ def report_diagnostics(source: str, settings: Settings = DEFAULT_SETTINGS, tree:
     return found
 
 
-def witnessing(place: Place | None, source: str | None) -> ProjectView | None:
+def witnessing(place: Place | None, source: str | None, tree: ast.AST | None = None) -> ProjectView | None:
     """The project view of a file that records what the analysis asks (analysis/witness.py)."""
-    project = project_of(place, source)
+    project = project_of(place, source, tree)
     if project is not None:
         project.witness = {}
     return project
@@ -195,7 +197,7 @@ def witnessed_report(source: str, settings: Settings, tree: ast.AST | None,
                      place: Place) -> tuple[list[Diagnostic], list[Any] | None]:
     """:func:`report_diagnostics`, with the witness of what the analysis asked its project; None
     when there was no project to ask, or too much was asked."""
-    project = witnessing(place, source)
+    project = witnessing(place, source, tree)
     try:
         found = report_diagnostics(source, settings, tree, place, project)
     finally:

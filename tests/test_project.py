@@ -676,6 +676,33 @@ def test_a_fifo_in_the_project_does_not_block_the_index(tmp_path: Path) -> None:
     assert found and len(found[0]) == 1 and CALLER_DEPENDENT in found[0][0][1]
 
 
+def test_the_flake8_front_summarises_the_linted_file_from_its_own_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """flake8 hands the plugin the file's `ast` tree: a cold run summarises the linted file from it
+    instead of parsing the text again, and the summary is the one a parse gives."""
+    from flake8_detach.engine import witnessed_report
+
+    write(tmp_path, {"setup.py": "", "models.py": MODELS, "train.py": TRAIN})
+    source = (tmp_path / "train.py").read_text()
+    tree = ast.parse(source)
+    parsed: list[object] = []
+    real_parse = ast.parse
+
+    def counting_parse(text: str | bytes, *args: object, **kwargs: object) -> ast.Module:
+        parsed.append(text)
+        return real_parse(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project_module.ast, "parse", counting_parse)
+    found, _ = witnessed_report(source, PREVIEW, tree, Place(tmp_path / "train.py", tmp_path / "cache"))
+    assert [d.line for d in found] == [6]
+    assert source.encode() not in parsed and source not in parsed  # models.py is parsed, train.py is not
+    monkeypatch.setattr(project_module.ast, "parse", real_parse)
+    view = project_view(tmp_path / "train.py", None, tmp_path / "cache")
+    assert view is not None
+    assert view.project.summary((tmp_path / "train.py").resolve()) == project_module.SummaryStore(None).summary_of(
+        source.encode())
+
+
 def test_stored_summaries_are_tuples_the_cycle_collector_stops_walking(tmp_path: Path) -> None:
     """A summary lives as long as the run and holds a record per call site (100,000 on timm):
     kept as lists, each of flake8's full collections walked them all. The store keeps them as

@@ -696,14 +696,16 @@ def _turns_grad_off(node: ast.FunctionDef | ast.AsyncFunctionDef, reference: Any
     return mentions and gives_back
 
 
-def summarise(source: str | bytes) -> dict[str, Any] | None:
-    """The summary of one file's text, or None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+def summarise(source: str | bytes, tree: ast.Module | None = None) -> dict[str, Any] | None:
+    """The summary of one file's text, or None when it does not parse. ``tree``: the text's own
+    `ast` tree where the caller has it (flake8 gives the linted file's), read, never changed."""
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     walker = _Summariser()
     text = source if isinstance(source, str) else source.decode("utf-8", "replace")
     walker.mentions_grad_off = "no_grad" in text or "inference_mode" in text
@@ -734,11 +736,13 @@ class SummaryStore:
         digest.update(data)
         return digest.hexdigest()
 
-    def summary_of(self, data: bytes) -> dict[str, Any] | None:
+    def summary_of(self, data: bytes, tree: ast.Module | None = None) -> dict[str, Any] | None:
         """A file's summary, its lists made tuples: read-only, and a tuple of strings is one
         object Python's cycle collector stops tracking, where the lists of every call site of
-        a project (100,000 on timm) were walked by each of flake8's full collections."""
-        return self.cached(data, SUMMARY_FORMAT, summarise, keep=_immutable)
+        a project (100,000 on timm) were walked by each of flake8's full collections. ``tree``:
+        the text's `ast` tree, where the caller has one (a cold run then parses it once)."""
+        compute = summarise if tree is None else lambda raw: summarise(raw, tree)
+        return self.cached(data, SUMMARY_FORMAT, compute, keep=_immutable)
 
     def cached(self, data: bytes, kind: str, compute: Callable[[bytes], dict[str, Any] | None],
                keep: Callable[[dict[str, Any] | None], dict[str, Any] | None] = lambda found: found,
@@ -855,13 +859,14 @@ class Project:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # Reading files.
-    def summary(self, path: Path, source: str | None = None) -> dict[str, Any] | None:
+    def summary(self, path: Path, source: str | None = None, tree: ast.Module | None = None) -> dict[str, Any] | None:
+        """``tree``: ``source``'s `ast` tree, where the caller has one."""
         if path in self.summaries:
             return self.summaries[path]
         if source is not None:
             self.buffers.add(path)
         data = source.encode("utf-8", "surrogatepass") if source is not None else python_text(path)
-        found = None if data is None else self.store.summary_of(data)
+        found = None if data is None else self.store.summary_of(data, tree if source is not None else None)
         self.summaries[path] = found
         return found
 
@@ -1634,9 +1639,10 @@ _PROJECTS_LOCK = threading.Lock()
 
 
 def project_view(path: str | os.PathLike[str] | None, source: str | None = None,
-                 cache_directory: Path | None = None) -> ProjectView | None:
+                 cache_directory: Path | None = None, tree: ast.Module | None = None) -> ProjectView | None:
     """The view of ``path``'s project (one Project per root and cache, kept for the process), or None
-    without a path. ``source`` is the text being analysed (an editor's buffer may differ from disk)."""
+    without a path. ``source`` is the text being analysed (an editor's buffer may differ from disk),
+    ``tree`` its `ast` tree where the front has one (flake8's: its summary then needs no parse)."""
     if path is None:
         return None
     file = Path(path).resolve()
@@ -1647,7 +1653,7 @@ def project_view(path: str | os.PathLike[str] | None, source: str | None = None,
             project = _PROJECTS[(root, cache_directory)] = Project(root, SummaryStore(cache_directory))
     if source is not None:
         project.summaries.pop(file, None)
-        project.summary(file, source)
+        project.summary(file, source, tree)
     return ProjectView(project, file)
 
 

@@ -99,7 +99,7 @@ def check_text(source: str, display_path: str, settings: Settings, path: Path | 
         settle_imports()
 
         place = Place.of(path)
-        project = witnessing(place, source)
+        project = witnessing(place, source, tree if problem is None else None)
         try:
             if problem is None:
                 analysis = analyze_module(parse(source, tree), settings, source, tree, place, project)
