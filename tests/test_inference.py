@@ -666,6 +666,20 @@ def test_a_loaded_model_called_through_forward_is_a_model(loaded: str) -> None:
     assert lines(f"import torch\n{loaded}\nprint(generator.data)\n") == []
 
 
+def test_a_method_no_tensor_has_gives_nothing_known() -> None:
+    """overlapping-community-detection: `coo = matrix.tocoo()` under `sp.issparse(matrix)` of a
+    helper some calls pass a tensor: no tensor has `.tocoo()`, so where it runs `matrix` is a
+    SciPy matrix, and `coo.data` its values array, no tensor's legacy attribute."""
+    helper = (
+        "import scipy.sparse as sp\nimport torch\n\n\ndef values(matrix):\n    if sp.issparse(matrix):\n"
+        "        coo = matrix.tocoo()\n        return torch.FloatTensor(coo.data)\n    return matrix.data\n\n\n"
+        "values(torch.ones(2, 2, requires_grad=True))\nvalues(sp.eye(2))\n"
+    )
+    assert lines(helper) == [(9, "DET103")]
+    # A tensor's own method keeps the tensor: `.t()` is one.
+    assert lines(helper.replace("matrix.tocoo()", "matrix.t()")) == [(8, "DET103"), (9, "DET103")]
+
+
 def test_nonlocal_and_context_manager_values_and_record_unpacking() -> None:
     """Three constructs the carrier matrix found lost (tests/test_heap.py has them in every
     combination): a `nonlocal` write, what a `@contextmanager` generator yields to `as`, and a

@@ -117,6 +117,57 @@ def test_a_subclass_of_a_project_module_class_is_a_module_too(tmp_path: Path) ->
     assert GRAD_ERROR in proof.stderr
 
 
+TEMPLATE = """
+    from abc import abstractmethod
+
+    import torch
+    from torch import nn
+
+
+    class MetaTemplate(nn.Module):
+        @abstractmethod
+        def set_forward(self, x):
+            pass
+
+        def correct(self, x):
+            scores = self.set_forward(x)
+            return scores.numpy().argmax(1)
+"""
+
+PROTONET = """
+    import torch
+    from torch import nn
+
+    from template import MetaTemplate
+
+
+    class ProtoNet(MetaTemplate):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def set_forward(self, x):
+            return self.fc(x)
+
+
+    print(ProtoNet().correct(torch.ones(1, 3)))
+"""
+
+
+def test_a_template_method_called_on_self_gives_what_the_subclasses_of_other_files_return(tmp_path: Path) -> None:
+    """CloserLookFewShot: `MetaTemplate.correct` calls `self.set_forward(x)`, an abstract method
+    whose body is `pass`; what runs is a subclass's override, in another file of the project."""
+    write(tmp_path, {"setup.py": "", "template.py": TEMPLATE, "protonet.py": PROTONET})
+    found = codes(tmp_path, "template.py")
+    assert [line for line, _ in found] == [14] and found[0][1].startswith("DET101")
+    proof = run_script(tmp_path, "protonet.py")
+    assert proof.returncode != 0 and GRAD_ERROR in proof.stderr
+    write(tmp_path, {"protonet.py": PROTONET.replace("return self.fc(x)", "return self.fc(x).detach()")})
+    forget_projects()
+    assert codes(tmp_path, "template.py") == []
+    assert run_script(tmp_path, "protonet.py").returncode == 0
+
+
 def test_a_project_no_grad_decorator_factory_makes_its_callees_clean(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils/__init__.py": "", "utils/torch_utils.py": SMART,
                      "utils/metrics.py": METRICS, "val.py": """

@@ -21,6 +21,7 @@ from .exports import ForeignClass, stored_by_this_caller
 from .expressions import LambdaBody, constant_key, rebinds_import
 from .facts import ArrayHandover, ConvertingCall, DtypeClash
 from .freezing import FROZEN_LOADERS, class_body_adds_no_parameters, loader_freezes
+from .project import THIS_MODULE
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import (
     dotted,
@@ -143,6 +144,9 @@ class CallEvaluator:
                         returned = self._call_defined(info, node, positional, keywords)
                         for override in self._overrides(env.cls, method, info):
                             returned = returned.merge(self._call_defined(override, node, positional, keywords))
+                        elsewhere = self._overrides_elsewhere(env.cls, method, info)
+                        if elsewhere is not None:
+                            returned = returned.merge(_with_arguments(elsewhere, [*positional, *keywords.values()]))
                         return self.interp.grad_mode_result(returned)
                     known = self.interp.summaries.read_field(env.cls, method, self.interp.current_function)
                     if known is not None:
@@ -419,6 +423,16 @@ class CallEvaluator:
             if override is not None and override is not found and override not in overrides:
                 overrides.append(override)
         return overrides
+
+    def _overrides_elsewhere(self, cls: ClassInfo, method: str, found: FunctionInfo) -> Value | None:
+        """`self.set_forward(x)` in a base class whose own `set_forward` is a template (an
+        `@abstractmethod` whose body is `pass`): the subclasses of other project files define what
+        runs, so what their overrides return (ProjectView.subclass_returns); None where the
+        method is no template, the class is not one of the file's top level, or nothing is known."""
+        project = self.interp.project
+        if project is None or not cls.top_level or not returns_no_value(found.node):
+            return None
+        return project.subclass_returns(THIS_MODULE + cls.name, method)
 
     def _subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         """The classes of this file deriving from `cls`, at any depth (kept until the file
@@ -1028,6 +1042,11 @@ class CallEvaluator:
             returned = self._project_module_method(receiver, method, positional, keywords)
             if returned is not None:
                 return returned
+        elif method not in TENSOR_METHODS:
+            # `coo = matrix.tocoo()` of a parameter annotated `Union[sp.spmatrix, torch.Tensor]`:
+            # no tensor has the method, so where it runs the value is something else, whose
+            # method gives what the file cannot tell (a tensor would raise AttributeError here).
+            return EMPTY
         result = receiver.tensor_part()
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
