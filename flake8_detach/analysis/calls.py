@@ -428,9 +428,13 @@ class CallEvaluator:
         """`self.set_forward(x)` in a base class whose own `set_forward` is a template (an
         `@abstractmethod` whose body is `pass`): the subclasses of other project files define what
         runs, so what their overrides return (ProjectView.subclass_returns); None where the
-        method is no template, the class is not one of the file's top level, or nothing is known."""
+        method is no template, the class is not one of the file's top level, or nothing is known.
+        Templates only: a method that returns nothing (a setter, `reset()`) is no question for
+        the subclasses, and asking them for each costs their files' exports."""
         project = self.interp.project
-        if project is None or not cls.top_level or not returns_no_value(found.node):
+        owner = found.cls
+        if project is None or not cls.top_level or owner is None or not owner.top_level or (
+                not project.is_template(f"{owner.name}.{method}")):
             return None
         return project.subclass_returns(THIS_MODULE + cls.name, method)
 

@@ -1349,6 +1349,13 @@ class ProjectView:
         fields = summary.get("namedtuples", {}).get(unit[1]) if summary is not None and unit is not None else None
         return None if fields is None else list(fields)
 
+    def is_template(self, unit: str) -> bool:
+        """Whether this file's method ("C.m") is a template (`_is_template`: abstract, or a body of
+        `pass`/`...`/`raise NotImplementedError`): a subclass's override is what runs. The file's
+        own summary says, so nothing of the project is asked."""
+        summary = self.project.summary(self.path)
+        return summary is not None and unit in summary.get("templates", ())
+
     @recorded
     def moves_default_device(self) -> bool:
         """Whether some project file calls `torch.set_default_device` or `set_default_tensor_type`
