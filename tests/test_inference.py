@@ -676,8 +676,9 @@ def test_a_method_no_tensor_has_gives_nothing_known() -> None:
         "values(torch.ones(2, 2, requires_grad=True))\nvalues(sp.eye(2))\n"
     )
     assert lines(helper) == [(9, "DET103")]
-    # A tensor's own method keeps the tensor: `.t()` is one.
+    # A tensor's own method keeps the tensor: `.t()` is one, and so is a private one (`._values()`).
     assert lines(helper.replace("matrix.tocoo()", "matrix.t()")) == [(8, "DET103"), (9, "DET103")]
+    assert lines(helper.replace("matrix.tocoo()", "matrix._values()")) == [(8, "DET103"), (9, "DET103")]
 
 
 def test_nonlocal_and_context_manager_values_and_record_unpacking() -> None:

@@ -1046,10 +1046,11 @@ class CallEvaluator:
             returned = self._project_module_method(receiver, method, positional, keywords)
             if returned is not None:
                 return returned
-        elif method not in TENSOR_METHODS:
+        elif method not in TENSOR_METHODS and not method.startswith("_"):
             # `coo = matrix.tocoo()` of a parameter annotated `Union[sp.spmatrix, torch.Tensor]`:
             # no tensor has the method, so where it runs the value is something else, whose
             # method gives what the file cannot tell (a tensor would raise AttributeError here).
+            # The table lists public methods: a tensor has private ones too (`._values()`).
             return EMPTY
         result = receiver.tensor_part()
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
