@@ -72,3 +72,40 @@ def test_a_field_bound_in_a_nested_target_is_set_by_the_constructor() -> None:
     nested = AGENT.replace("        self.__dict__.update(kwargs)\n",
                            "        self.__dict__.update(kwargs)\n        (_, (self.alpha, *_)) = (0, (torch.ones(1, requires_grad=True), 1))\n")
     assert 9 in det106(nested)  # the read sees the tensor the constructor's own tuple assignment bound
+
+
+INFERER = """\
+import torch
+from torch import nn
+
+
+class Inferer:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+        self.model.eval()
+        torch.autograd.set_grad_enabled(False)
+
+    def evaluate(self, x):
+        return self.model(x).numpy()
+
+
+inf = Inferer()
+print(inf.evaluate(torch.ones(1, 3)))
+"""
+
+
+def _runs(source: str, tmp_path: Path) -> bool:
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, check=False).returncode == 0
+
+
+def test_a_constructor_that_switches_grad_off_does_so_before_the_objects_methods(tmp_path: Path) -> None:
+    """ABSA-PyTorch's `Inferer.__init__` calls `torch.autograd.set_grad_enabled(False)`: every
+    later method of the object runs with grad off, whoever calls it (it ran first)."""
+    assert [d.code for d in check_source(INFERER)] == [] and _runs(INFERER, tmp_path)
+    # Turned on again in the constructor, or only on one branch of it: the output requires grad.
+    on_again = INFERER.replace("set_grad_enabled(False)", "set_grad_enabled(False)\n        torch.set_grad_enabled(True)")
+    assert [(d.line, d.code) for d in check_source(on_again)] == [(13, "DET101")] and not _runs(on_again, tmp_path)
+    branch = INFERER.replace("        torch.autograd", "        if len(self.__dict__) > 9:\n            torch.autograd")
+    assert [(d.line, d.code) for d in check_source(branch)] == [(13, "DET101")] and not _runs(branch, tmp_path)

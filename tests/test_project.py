@@ -168,6 +168,58 @@ def test_a_template_method_called_on_self_gives_what_the_subclasses_of_other_fil
     assert run_script(tmp_path, "protonet.py").returncode == 0
 
 
+NODE_TRAINER = """
+    import torch
+    from torch import nn
+
+
+    class Trainer(nn.Module):
+        def __init__(self, model, loss_function):
+            super().__init__()
+            self.model = model
+            self.loss_function = loss_function
+
+        def train_on_batch(self, x, y):
+            loss = self.loss_function(self.model(x), y).mean()
+            loss.backward()
+            return {'loss': loss}
+"""
+
+NODE_NOTEBOOK = """
+    import sys
+    sys.path.insert(0, '..')
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import torch
+    import torch.nn.functional as F
+    import lib
+
+    trainer = lib.Trainer(torch.nn.Linear(3, 1), F.mse_loss)
+    loss_history = []
+    metrics = trainer.train_on_batch(torch.ones(2, 3), torch.zeros(2, 1))
+    loss_history.append(metrics['loss'])
+    plt.plot(loss_history)
+"""
+
+
+def test_a_loss_past_its_backward_call_reaches_a_notebook_in_another_folder(tmp_path: Path) -> None:
+    """NODE: `lib.Trainer.train_on_batch` returns `{'loss': loss}` after `loss.backward()`, with
+    the model and the loss function constructor arguments; a notebook under `notebooks/` (on
+    `sys.path.insert(0, '..')`, `lib` re-exporting the trainer with a star import) plots the
+    history of those losses: matplotlib converts each and raises."""
+    write(tmp_path, {"setup.py": "", "lib/__init__.py": "from .trainer import *\n", "lib/trainer.py": NODE_TRAINER,
+                     "notebooks/run.py": NODE_NOTEBOOK})
+    found = codes(tmp_path, "notebooks/run.py")
+    assert [line for line, _ in found] == [14] and found[0][1].startswith("DET106")
+    proof = run_script(tmp_path, "notebooks/run.py", cwd=tmp_path / "notebooks")
+    assert proof.returncode != 0 and GRAD_ERROR in proof.stderr
+    write(tmp_path, {"lib/trainer.py": NODE_TRAINER.replace("{'loss': loss}", "{'loss': loss.item()}")})
+    forget_projects()
+    assert codes(tmp_path, "notebooks/run.py") == []
+    assert run_script(tmp_path, "notebooks/run.py", cwd=tmp_path / "notebooks").returncode == 0
+
+
 def test_a_project_no_grad_decorator_factory_makes_its_callees_clean(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils/__init__.py": "", "utils/torch_utils.py": SMART,
                      "utils/metrics.py": METRICS, "val.py": """

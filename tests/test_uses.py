@@ -170,3 +170,65 @@ def test_the_methods_that_take_a_tensor_argument_refuse_an_array(method: str) ->
         getattr(x.clone(), method)(*arguments)
     converted = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in arguments]
     getattr(x.clone(), method)(*converted)  # the same call with a tensor there runs
+
+
+def test_the_tensor_only_methods_are_no_other_batchs() -> None:
+    """Every method the table says only a tensor has is a method of torch.Tensor and of none of
+    the objects a batch or a converted value may be instead (NumPy arrays and scalars, pandas frames
+    and series, plain Python containers and strings, modules, PackedSequence)."""
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils.rnn import PackedSequence
+
+    from flake8_detach.analysis.uses import TENSOR_ONLY_RESULTS, TENSOR_ONLY_USES
+
+    def public(kind: type) -> set[str]:
+        return {name for name in dir(kind) if not name.startswith("_")}
+
+    others = set().union(*map(public, (np.ndarray, np.generic, pd.DataFrame, pd.Series, list, tuple, dict, set, str,
+                                       bytes, torch.nn.Module, PackedSequence)))
+    assert TENSOR_ONLY_RESULTS <= TENSOR_ONLY_USES <= public(torch.Tensor)
+    assert TENSOR_ONLY_USES & others == {"requires_grad_"}  # nn.Module's, which has no `.data` nor `.grad`
+    assert not hasattr(torch.nn.Linear(1, 1), "data") and not TENSOR_ONLY_RESULTS & others
+
+
+LOADER = """import torch
+
+
+def evaluate(loader, device):
+    for clean, noisy in loader:
+        clean = clean.unsqueeze(1).to(device)
+        print(clean.cpu().data)
+        print(noisy.cpu().data)
+"""
+
+
+def test_a_method_only_a_tensor_has_makes_its_result_one() -> None:
+    """segan's batches of a loader its callers pass: `clean.unsqueeze(1)` ran, so it gave a
+    tensor, whose `.data` is the legacy attribute; `noisy`, of which nothing says it, stays unknown."""
+    assert codes(LOADER) == [(7, "DET103")]
+    assert codes(LOADER.replace(".unsqueeze(1)", "")) == []
+
+
+STEP = """import torch
+
+
+def step(model, x):
+    loss = model(x).mean()
+    loss.backward()
+    return loss.numpy()
+
+
+step(torch.nn.Linear(3, 1), torch.ones(2, 3))
+"""
+
+
+def test_a_name_past_its_backward_call_requires_grad() -> None:
+    """`loss.backward()` raises unless `loss` requires grad: past it, `loss.numpy()` raises
+    whatever model a caller passes (NODE's trainer returns such a loss to its notebooks)."""
+    assert codes(STEP.replace("step(torch", "# step(torch")) == [(7, "DET101")]
+    before = STEP.replace("    loss.backward()\n    return loss.numpy()", "    print(loss.numpy())\n    loss.backward()")
+    assert codes(before.replace("step(torch", "# step(torch")) == [(6, "DET111")]  # a caller's model decides
+    pytest.importorskip("torch")
+    assert failing_line(STEP) == 7

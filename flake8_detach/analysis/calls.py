@@ -35,6 +35,7 @@ from .syntax import (
 )
 from .syntax import receiver_name as syntax_receiver_name
 from .tensor_methods import TENSOR_METHODS
+from .uses import TENSOR_ONLY_RESULTS
 from .values import (
     ARRAY_LAYOUT,
     DTYPES,
@@ -1001,6 +1002,12 @@ class CallEvaluator:
             return result
         if method == "newbyteorder":  # `dt.newbyteorder(">")` (ndarray.newbyteorder is gone in NumPy 2)
             return array_facts.newbyteorder(_string_argument(node))
+        if method == "backward" and receiver_name is not None and receiver.has(TENSOR_FLOW) and (
+                not self.interp.defines_own_autograd):
+            # `loss.backward()` raises unless `loss` requires grad: past it, the name is a tensor that
+            # does (NODE's trainer: the loss of a model a constructor argument holds).
+            env.vars[receiver_name] = receiver.with_flags(add=Flag.TENSOR | Flag.GRAD, remove=Flag.UNKNOWN_ARG)
+            return EMPTY
         if method in ("detach", "detach_"):
             return receiver.with_flags(add=Flag.TENSOR, remove=GRAD_FLAGS)
         if method == "numpy":
@@ -1053,6 +1060,8 @@ class CallEvaluator:
             # The table lists public methods: a tensor has private ones too (`._values()`).
             return EMPTY
         result = receiver.tensor_part()
+        if method in TENSOR_ONLY_RESULTS and not receiver.has(Flag.TENSOR):
+            result = result.with_flags(add=Flag.TENSOR)  # only a tensor has the method: it ran on one
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())

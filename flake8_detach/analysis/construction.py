@@ -12,10 +12,15 @@ constructor calls, or a dynamic write (`__dict__.update`, `setattr`) set.
 field: no `self.<field> = ...` in any constructor of the class's lineage in the file, no class-body
 name of that name, and no constructor that calls a method of its own object or passes the object
 on (which could write it). The read then holds no value the file knows of, rather than the join.
+
+For the same reason a constructor that switches grad off for the process (`torch.set_grad_enabled(
+False)` as a statement of its body, not turned on again there: an inference wrapper's `__init__`)
+has done so before any other method of the object runs (`switches_grad_off`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import libcst as cst
@@ -33,6 +38,7 @@ class InitMemo:
     def __init__(self) -> None:
         self.inits: dict[cst.FunctionDef, tuple[frozenset[str], bool]] = {}
         self.classes: dict[tuple[int, int], frozenset[str] | None] = {}
+        self.grad_off: dict[int, bool] = {}  # per class: its constructor switches grad off
 
 
 def _what_init_does(node: cst.FunctionDef, memo: InitMemo) -> tuple[frozenset[str], bool]:
@@ -123,3 +129,28 @@ def _set_before_reads(cls: ClassInfo, classes: list[ClassInfo], memo: InitMemo) 
             return None
         names |= fields
     return frozenset(names)
+
+
+def switches_grad_off(cls: ClassInfo, memo: InitMemo, grad_switch: Callable[[cst.Call], bool | None]) -> bool:
+    """Whether the constructor that builds an instance of `cls` (its own `__init__`, or the first of
+    its bases' in the file) switches grad off for the process and leaves it so: the last of its
+    body's statements that is a call `grad_switch` says sets the mode (`torch.set_grad_enabled(b)`)
+    sets it off. Every other method of the object runs after it."""
+    found = memo.grad_off.get(id(cls))
+    if found is None:
+        init = next((owner.methods["__init__"] for owner in cls.lineage() if "__init__" in owner.methods), None)
+        found = memo.grad_off[id(cls)] = init is not None and _last_switch(init.node, grad_switch) is False
+    return found
+
+
+def _last_switch(node: cst.FunctionDef, grad_switch: Callable[[cst.Call], bool | None]) -> bool | None:
+    """The mode the last grad-mode switch among the body's own statements sets (None: none)."""
+    mode: bool | None = None
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    switched = grad_switch(small.value)
+                    mode = switched if switched is not None else mode
+    return mode

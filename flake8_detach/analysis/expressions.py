@@ -29,7 +29,7 @@ from .guards import (
 )
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property, slot_name, string_value
-from .uses import defines_data_and_grad, tensor_users
+from .uses import tensor_users
 from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
 from .versions import known_branch
 
@@ -113,7 +113,6 @@ class ExpressionEvaluator:
         self.facts = interp.facts
         self.imports = interp.imports
         self._tensor_users: dict[cst.FunctionDef, frozenset[str]] = {}  # names a function uses as tensors
-        self._own_autograd_class: bool | None = None  # a class of the file has `data` and `grad` fields
         # libcst's node classes are final, so the exact type is the key. Kinds not listed have
         # their sub-expressions evaluated and give no evidence.
         self._evaluators: dict[type[cst.CSTNode], Callable[[Any, Env], Value]] = {
@@ -446,9 +445,7 @@ class ExpressionEvaluator:
             users = self._tensor_users[scope] = tensor_users(scope, self.imports)
         if name.value not in users:
             return False
-        if self._own_autograd_class is None:
-            self._own_autograd_class = defines_data_and_grad(self.interp.module)
-        return not self._own_autograd_class
+        return not self.interp.defines_own_autograd
 
     def _eval_attribute(self, node: cst.Attribute, env: Env) -> Value:
         attr = node.attr.value

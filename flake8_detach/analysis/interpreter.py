@@ -52,7 +52,7 @@ from . import placement
 from . import semantics as sem
 from .aliases import AliasTracker
 from .calls import CallEvaluator, rest_bindings
-from .construction import InitMemo
+from .construction import InitMemo, switches_grad_off
 from .exports import ForeignClass, stored_by_this_caller
 from .expressions import ExpressionEvaluator
 from .facts import Facts
@@ -71,7 +71,7 @@ from .scopes import ClassInfo, Env, FunctionInfo
 from .statements import StatementExecutor, seen_under
 from .summaries import MAX_MODULE_ROUNDS, MAX_RUNS, Summaries, grew
 from .syntax import all_params, dotted, is_classmethod, is_none, is_static
-from .uses import scalar_users
+from .uses import defines_data_and_grad, scalar_users
 from .values import (
     EMPTY,
     GRAD_FLAGS,
@@ -167,6 +167,12 @@ class Interpreter:
             self._default_device = placement.default_device_may_move(text) or (
                 self.project is not None and self.project.moves_default_device())
         return self._default_device
+
+    @functools.cached_property
+    def defines_own_autograd(self) -> bool:
+        """A class of the file sets both `self.data` and `self.grad` (micrograd's `Value`): then
+        `.grad`, `.backward()` and `.data` tell nothing about what an object is (uses.py)."""
+        return defines_data_and_grad(self.module)
 
     @functools.cached_property
     def builds_higher_order_graphs(self) -> bool:
@@ -290,7 +296,7 @@ class Interpreter:
                 env.vars[star.name.value] = rest.merge(info.arg_values.get(star.name.value, EMPTY))
         saved = (self.grad_enabled, self.current_function, self.top, self.assumed, self.autocast, self.in_autocast)
         self.grad_enabled = info.grad_enabled and not quiet and not (info.is_base and self.module_grad_off) and not (
-            autograd and not (gradients and self.builds_higher_order_graphs))
+            autograd and not (gradients and self.builds_higher_order_graphs)) and not self._after_grad_off_constructor(info)
         self.autocast, self.in_autocast = 0, False  # one analysis serves every call site
         self.current_function = self.heap.reader = info
         self.top = info.top
@@ -523,6 +529,18 @@ class Interpreter:
                         return found
             return None
         return self.imports.resolve(node) or (node.value if isinstance(node, cst.Name) else None)
+
+    def _after_grad_off_constructor(self, info: FunctionInfo) -> bool:
+        """A method (not the constructor) of an object whose constructor switched grad off for the
+        process (construction.switches_grad_off): it runs with grad off, whoever calls it."""
+        return info.cls is not None and info.node.name.value != "__init__" and switches_grad_off(
+            info.cls, self.init_memo, self._grad_switch)
+
+    def _grad_switch(self, call: cst.Call) -> bool | None:
+        """The mode `torch.set_grad_enabled(mode)` sets, or None for any other call."""
+        if self.imports.resolve(call.func) not in sem.SET_GRAD_ENABLED:
+            return None
+        return self.grad_mode_of(call)
 
     def grad_mode_of(self, expr: cst.BaseExpression) -> bool | None:
         """False if the context/decorator turns grad off, True if it turns it on."""

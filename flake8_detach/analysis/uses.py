@@ -14,11 +14,22 @@ from .imports import ImportTable
 from .semantics import SCALAR_KEYWORDS, is_nn_module_class
 from .syntax import descendants
 
-# Methods only a torch tensor has among the objects code converts (NumPy arrays, pandas frames,
-# modules, PackedSequence, PIL images, plain Python): calling one says the receiver is a tensor.
-TENSOR_ONLY_USES = frozenset({
-    "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook",
-    "unsqueeze", "unsqueeze_", "masked_fill", "masked_fill_", "clamp", "clamp_",
+# Methods only a torch tensor has among the objects code converts or a batch may be (NumPy
+# arrays, pandas frames and series, SciPy sparse matrices, modules, PackedSequence, PyG's graph
+# batches, PIL images, plain Python): calling one says the receiver is a tensor. These give a
+# tensor back, so the result of `clean.unsqueeze(1)` of a batch nothing in the file describes is
+# one (calls.py); checked against numpy, pandas and torch 2.13 by tests/test_uses.py.
+TENSOR_ONLY_RESULTS = frozenset(
+    """unsqueeze unsqueeze_ squeeze_ permute view_as expand expand_as type_as masked_fill masked_fill_
+    masked_select index_select index_add_ index_fill_ index_copy_ new_zeros new_ones new_full new_empty
+    new_tensor narrow log_softmax softmax bmm mm matmul clamp clamp_ clamp_min clamp_max uniform_ normal_
+    fill_ zero_ copy_""".split()
+)
+# `requires_grad_` a module has too; before `.data` or `.grad` (what the uses decide) it still
+# says a tensor: no module has those.
+TENSOR_ONLY_USES = TENSOR_ONLY_RESULTS | frozenset({
+    "detach", "detach_", "numpy", "requires_grad_", "backward", "retain_grad", "register_hook", "get_device",
+    "ndimension", "nelement", "element_size", "is_contiguous", "is_floating_point",
 })
 # Tensor methods that take another tensor (an index or a mask) at this position, or by this
 # keyword: an ndarray or a list there raises TypeError (torch 2.13, tests/test_uses.py), and no
