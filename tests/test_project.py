@@ -438,6 +438,29 @@ def test_without_a_marker_the_root_is_where_the_package_is_imported_from(tmp_pat
     assert GRAD_ERROR in run_script(tmp_path, "train.py").stderr
 
 
+def test_a_marker_less_notebook_is_placed_by_its_own_imports(tmp_path: Path) -> None:
+    """NODE: no project marker, `notebooks/*.ipynb` only (no `.py` beside them) importing `lib` from
+    the folder above. A notebook's code cells place it as a module's imports do, so the root is
+    the repository's top and `lib.Trainer` is the project's class."""
+    if any((folder / marker).exists() for folder in tmp_path.resolve().parents for marker in project_module.ROOT_MARKERS):
+        pytest.skip("a project marker above the temporary folder decides the root")
+    cell = textwrap.dedent(NODE_NOTEBOOK).lstrip("\n")
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": cell.splitlines(keepends=True)}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(tmp_path, {"lib/__init__.py": "from .trainer import *\n", "lib/trainer.py": NODE_TRAINER})
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "run.ipynb").write_text(json.dumps(notebook))
+    assert find_root(tmp_path / "notebooks" / "run.ipynb") == tmp_path.resolve()
+    assert [line for line, _ in codes_of_notebook(tmp_path / "notebooks" / "run.ipynb")] == [15]  # after the cell marker
+
+
+def codes_of_notebook(path: Path) -> list[tuple[int, str]]:
+    from flake8_detach.sources.notebooks import read_notebook
+
+    return [(d.line, d.message) for d in analyze(read_notebook(path).source, PREVIEW, place=Place(path, None)).diagnostics]
+
+
 def test_a_cycle_between_two_modules(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "a.py": """
         import torch

@@ -159,7 +159,9 @@ MAX_SIBLINGS_READ = 32  # files beside a file whose imports place nothing, read 
 def _placed_by_imports(path: Path, folder: Path) -> Path | None:
     """Where a file's absolute imports of non-library modules resolve: `folder`, a folder at most
     NAMESPACE_LEVELS above it, or None (no such import, none resolves, or no readable text)."""
-    data = python_text(path) if path.suffix == ".py" else None  # a FIFO or a device: refused, not read
+    # A notebook's code cells too (NODE's `notebooks/*.ipynb` import `lib` from the folder above,
+    # on `sys.path.insert(0, '..')`); a FIFO or a device is refused, not read.
+    data = python_text(path) if path.suffix in (".py", NOTEBOOK_SUFFIX) else None
     if data is None:
         return None
     text = data.decode("utf-8", "replace")
