@@ -1060,7 +1060,7 @@ class CallEvaluator:
             # The table lists public methods: a tensor has private ones too (`._values()`).
             return EMPTY
         result = receiver.tensor_part()
-        if method in TENSOR_ONLY_RESULTS and not receiver.has(Flag.TENSOR):
+        if method in TENSOR_ONLY_RESULTS:
             result = result.with_flags(add=Flag.TENSOR)  # only a tensor has the method: it ran on one
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:

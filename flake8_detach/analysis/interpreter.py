@@ -534,10 +534,11 @@ class Interpreter:
         """A method (not the constructor) of an object whose constructor switched grad off for the
         process (construction.switches_grad_off): it runs with grad off, whoever calls it."""
         return info.cls is not None and info.node.name.value != "__init__" and switches_grad_off(
-            info.cls, self.init_memo, self._grad_switch)
+            info.cls, self.init_memo, self.grad_switch)
 
-    def _grad_switch(self, call: cst.Call) -> bool | None:
-        """The mode `torch.set_grad_enabled(mode)` sets, or None for any other call."""
+    def grad_switch(self, call: cst.Call) -> bool | None:
+        """The mode `torch.set_grad_enabled(mode)` sets, or None for any other call (or a mode
+        the file cannot tell); a statement of a body (statements.py) or of a constructor's."""
         if self.imports.resolve(call.func) not in sem.SET_GRAD_ENABLED:
             return None
         return self.grad_mode_of(call)

@@ -171,9 +171,7 @@ class StatementExecutor:
         statement of (of a function, or of the module: then also for every function of the file,
         which run after the import). Turning grad off counts only as a statement of that body, not
         under an `if` or in a loop where it may not run; turning it on counts anywhere."""
-        if self.imports.resolve(call.func) not in sem.SET_GRAD_ENABLED:
-            return
-        mode = self.interp.grad_mode_of(call)
+        mode = self.interp.grad_switch(call)
         function = self.interp.current_function
         body = function.node.body.body if function is not None else self.interp.module.body
         if mode is None or not mode and not any(statement is line for statement in body):
