@@ -960,7 +960,7 @@ class CallEvaluator:
             # `self.policy_old.parameters()`: an object the file cannot see into (a field a base
             # class or a factory set), used as only an nn.Module is.
             receiver = Value(Flag.MODULE, origin=receiver.origin)
-        if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_ONLY_METHODS:
+        if receiver.has(Flag.MODULE) and receiver.has(Flag.TENSOR) and method in sem.TENSOR_NOT_MODULE_METHODS:
             receiver = receiver.with_flags(remove=Flag.MODULE)  # `model.fc.weight.detach()`: a parameter
         elif receiver.has(Flag.MODULE) and method in sem.NO_MODULE_METHODS:
             # `model.table[k].detach()`: no module has the method, so this is a tensor the file

@@ -350,15 +350,17 @@ TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "UninitializedParameter", "Bu
 # Tensor classes whose instances require grad unless told otherwise.
 PARAMETER_CLASSES = frozenset({"Parameter", "UninitializedParameter"})
 
-# Methods that only a tensor has: on `model.fc.weight` (a submodule or a parameter, as far as the
-# file shows) they settle it as a parameter.
-TENSOR_ONLY_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
+# Methods of a tensor that code does not call on an nn.Module: on `model.fc.weight`
+# (a submodule or a parameter, as far as the file shows) they settle it as a parameter. NumPy
+# arrays have many of them too; the methods no object but a tensor has are uses.TENSOR_ONLY_RESULTS
+# and uses.TENSOR_ONLY_USES.
+TENSOR_NOT_MODULE_METHODS = NON_TENSOR_METHODS | NO_GRAD_RESULTS | frozenset(
     """detach detach_ numpy clone contiguous view view_as reshape t transpose permute squeeze
     unsqueeze flatten sum mean norm abs exp log sigmoid tanh""".split()
 )
 # Of those, the ones no nn.Module has either (a module has `.float()`, `.cpu()`, `.to()`): called on
 # a value taken for a module, they show it is a tensor.
-NO_MODULE_METHODS = TENSOR_ONLY_METHODS - MODULE_SELF_METHODS
+NO_MODULE_METHODS = TENSOR_NOT_MODULE_METHODS - MODULE_SELF_METHODS
 
 # In-place methods of ndarrays (tensors spell theirs with a trailing underscore).
 NDARRAY_IN_PLACE = frozenset({"fill", "sort", "put", "partition", "resize", "itemset", "setfield"})
