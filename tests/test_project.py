@@ -335,6 +335,80 @@ def test_a_helper_with_a_grad_caller_elsewhere_stays_flagged(tmp_path: Path) -> 
     assert GRAD_ERROR in proof.stderr
 
 
+ENGINE = """
+    import torch
+
+
+    class Engine:
+        def __init__(self, config):
+            self.config = config
+
+        def evaluate(self, evaluate_data):
+            with torch.no_grad():
+                users = evaluate_data[0]
+                if self.config["use_cuda"]:
+                    users = users.cuda()
+                return users.data.view(-1).tolist()
+"""
+
+
+@pytest.mark.parametrize("data", ["sample_generator.evaluate_data", "[torch.LongTensor([1, 2])]"])
+def test_an_inherited_method_is_judged_by_calls_on_subclass_instances_of_a_script(tmp_path: Path, data: str) -> None:
+    # neural-collaborative-filtering: train.py (a script with no main guard) calls `evaluate` on a
+    # GMFEngine, which inherits it from Engine, and passes what a property of data.py returns.
+    write(tmp_path, {"setup.py": "", "engine.py": ENGINE, "gmf.py": """
+        from engine import Engine
+
+
+        class GMFEngine(Engine):
+            def __init__(self, config):
+                super().__init__(config)
+    """, "data.py": """
+        import torch
+
+
+        class SampleGenerator:
+            @property
+            def evaluate_data(self):
+                return [torch.LongTensor([1, 2]), torch.LongTensor([3])]
+    """, "train.py": f"""
+        import torch
+        from data import SampleGenerator
+        from gmf import GMFEngine
+
+        sample_generator = SampleGenerator()
+        engine = GMFEngine({{"use_cuda": False}})
+        for epoch in range(2):
+            print(engine.evaluate({data}))
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "engine.py")] == [(13, "DET103")]
+    assert run_script(tmp_path, "train.py").returncode == 0  # `.data` of a tensor: it runs, legacy
+
+
+def test_a_property_of_another_files_class_reads_its_getter(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.py": "", "data.py": """
+        import torch
+
+
+        class Source:
+            @property
+            def weights(self):
+                return torch.randn(3, requires_grad=True)
+
+            def plain(self):
+                return torch.randn(3, requires_grad=True)
+    """, "use.py": """
+        from data import Source
+
+        source = Source()
+        source.weights.numpy()
+        source.plain.numpy()
+    """})
+    # the property gives its getter's value; a method read without a call is a bound method
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "use.py")] == [(4, "DET101")]
+    assert GRAD_ERROR in run_script(tmp_path, "use.py").stderr
+
+
 def test_an_argument_computed_under_no_grad_makes_its_parameter_clean(tmp_path: Path) -> None:
     # pytorch/examples fast_neural_style: `output` is computed under no_grad, passed after it.
     write(tmp_path, {"setup.py": "", "models.py": MODELS, "utils.py": """

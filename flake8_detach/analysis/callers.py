@@ -43,6 +43,7 @@ NO_JUDGEMENT: tuple[bool, frozenset[str]] = (False, frozenset())
 # Past these the depth-first check of a unit's callers gives way to the whole fixpoint.
 MAX_QUIET_STEPS = 2000
 MAX_QUIET_DEPTH = 64
+MAX_HEIRS = 64  # classes inheriting one method, past which the rest are not looked for
 
 
 class _Unbounded(Exception):
@@ -259,7 +260,7 @@ class CallerIndex:
         name the project's text binds to one of them with `as` (`from .a import Net as Model`),
         followed from alias to alias."""
         aliases = self._project_text().aliases
-        names = {definition_of(unit[1])}
+        names = {definition_of(unit[1]), *self._heirs(unit)}
         work = list(names)
         while work:
             for alias in aliases.get(work.pop(), ()):
@@ -267,6 +268,29 @@ class CallerIndex:
                     names.add(alias)
                     work.append(alias)
         return names
+
+    def _heirs(self, unit: Unit) -> set[str]:
+        """The names of the project classes that inherit the method ``unit`` ("C.m") without
+        overriding it, at any depth: `engine.evaluate()` of a `GMFEngine(Engine)` runs
+        `Engine.evaluate`. Read from the files that name each class."""
+        owner, _, method = unit[1].rpartition(".")
+        found: set[str] = set()
+        if not owner or "." in owner:
+            return found
+        work = [(unit[0], owner)]
+        while work and len(found) < MAX_HEIRS:
+            ancestor = work.pop()
+            for path in self._files_naming({ancestor[1]}):
+                summary = self.project.summary(path)
+                if summary is None:
+                    continue
+                for name, bases in summary["classes"].items():
+                    if name in found or "." in name or f"{name}.{method}" in summary["functions"]:
+                        continue
+                    if any(self.project.definition(path, base) == ancestor for base in bases):
+                        found.add(name)
+                        work.append((path, name))
+        return found
 
     def files_defining(self, name: str) -> list[Path]:
         """The project's files whose text says `def name`, in the listing's order."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
 
-EXPORT_FORMAT = "17"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "18"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
 # FROZEN, ZERO_DIM and ON_CPU are must-facts (every joined module frozen, every joined tensor 0-dim
 # or on the CPU):

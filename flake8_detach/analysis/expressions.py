@@ -503,6 +503,8 @@ class ExpressionEvaluator:
             if base.has(Flag.MODULE) and self.interp.foreign_buffer(base.callee, attr):
                 return Value(Flag.TENSOR, origin=f"buffer '{attr}'").with_device_of(base)
             known = self.interp.foreign_member(base.callee, attr, "fields")
+            if known is None:
+                known = self.interp.foreign_property(base.callee, attr)
             if known is not None:
                 return known  # `buffer.device`: a field of a class of another project file
         elif isinstance(base.callee, ClassInfo):

@@ -444,9 +444,10 @@ class Interpreter:
     def foreign_member(self, owner: ClassInfo | ForeignClass, name: str, table: str) -> Value | None:
         """A member of a class of another project file, or one a class of this file inherits from
         such a class: a method's return value ("returns") or a field ("fields"); for an instance
-        this file made, a field holds what its constructor stored from the call's arguments too."""
+        this file made, a field holds what its constructor stored from the call's arguments too.
+        An entry point's export reads what methods return, as it reads what functions return."""
         project = self.project
-        if project is None or not project.values:
+        if project is None or not (project.values or project.returns and table == "returns"):
             return None
         if isinstance(owner, ForeignClass) and owner.site is not None and table == "fields":
             constructed = self.constructed_fields.get((owner.site, name))
@@ -465,6 +466,14 @@ class Interpreter:
             if found is not None:
                 return found
         return None
+
+    def foreign_property(self, owner: ForeignClass, name: str) -> Value | None:
+        """`generator.evaluate_data` of a class of another project file whose `evaluate_data` is
+        a property: what its getter returns there."""
+        project = self.project
+        if project is None or not (project.values or project.returns) or not project.is_property(owner.qualified, name):
+            return None
+        return self.foreign_member(ForeignClass(owner.qualified), name, "returns")
 
     def foreign_buffer(self, owner: ClassInfo | ForeignClass, name: str) -> bool:
         """Whether a class of another project file (or a base there of a class of this file)

@@ -68,7 +68,7 @@ SKIPPED_FOLDERS = frozenset({
 MAX_PROJECT_FILES = 5000  # a larger tree is not indexed for callers (the cost would be the run's)
 MAX_FILE_BYTES = 2 * 2**20
 NOTEBOOK_SUFFIX = ".ipynb"
-SUMMARY_FORMAT = "15"  # bump when a summary's layout or meaning changes
+SUMMARY_FORMAT = "16"  # bump when a summary's layout or meaning changes
 # `if __name__ == "__main__":` (either quotes, either order): the file is run as a script.
 _MAIN_GUARD = re.compile(
     rb"""^if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)""", re.MULTILINE)
@@ -230,6 +230,7 @@ class _Summariser(ast.NodeVisitor):
         self.grad_free_returns: list[str] = []  # functions whose every `return` gives a tensor without grad
         self.freezing: list[str] = []  # methods that set requires_grad=False on all of `self`'s parameters
         self.templates: list[str] = []  # abstract methods: a subclass's override is what runs (_is_template)
+        self.properties: list[str] = []  # "C.m" read as `obj.m`: its getter runs (_is_property)
         # Classes whose statement makes a parameter or a torch.nn layer that has some, or derives
         # from such a layer: they hold parameters, no export needs to say (ProjectView.parameter_free).
         self.parameter_makers: list[str] = []
@@ -399,6 +400,8 @@ class _Summariser(ast.NodeVisitor):
             self.freezing.append(name)
         if top and self.cls is not None and _is_template(node, decorators):
             self.templates.append(name)
+        if top and self.cls is not None and any(map(_is_property, node.decorator_list)):
+            self.properties.append(name)
         if top and self.cls is not None:
             stored = _parameter_fields(node)
             if stored:
@@ -547,7 +550,8 @@ class _Summariser(ast.NodeVisitor):
                 "params": self.params, "grad_free_returns": self.grad_free_returns, "devices": self.devices,
                 "star_imports": self.star_imports, "freezing": self.freezing, "param_fields": self.param_fields,
                 "sys_path": self.sys_path, "templates": self.templates, "parameter_makers": self.parameter_makers,
-                "default_device": self.default_device, "namedtuples": self.namedtuples}
+                "default_device": self.default_device, "namedtuples": self.namedtuples,
+                "properties": self.properties}
 
 
 def _makes_parameters(reference: str | None) -> bool:
@@ -561,6 +565,13 @@ def _makes_parameters(reference: str | None) -> bool:
 
 
 _LAYER_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+
+
+def _is_property(decorator: ast.expr) -> bool:
+    """`@property`, `@functools.cached_property`: reading the attribute runs the method."""
+    name = decorator.id if isinstance(decorator, ast.Name) else decorator.attr if isinstance(
+        decorator, ast.Attribute) else None
+    return name in ("property", "cached_property")
 
 
 def _is_template(method: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> bool:
@@ -905,8 +916,21 @@ class Project:
         found = self._entry_points.get(key)
         if found is None:
             data = python_text(path)
-            found = self._entry_points[key] = data is not None and _MAIN_GUARD.search(data) is not None
+            found = self._entry_points[key] = data is not None and (
+                _MAIN_GUARD.search(data) is not None or self._drives_project_objects(path))
         return found
+
+    def _drives_project_objects(self, path: Path) -> bool:
+        """A script without a main guard (`train.py` that runs at import): its module code calls a
+        method of an object of a project class (`engine.evaluate(data)`), as a library module's
+        import-time code does not."""
+        summary = self.summary(path)
+        for caller, reference, kind, *_ in summary["calls"] if summary is not None else ():
+            if caller == "" and kind == "method" and isinstance(reference, str):
+                unit = self.definition(path, reference)
+                if unit is not None and "." in unit[1]:
+                    return True
+        return False
 
     def _compute_exports(self, path: Path, roots: frozenset[str] | None, deep: bool) -> dict[str, Any] | None:
         """``deep``: the export reads what other project files' functions return (their own
@@ -948,7 +972,25 @@ class Project:
         if unit[1] in summary["classes"]:
             init = f"{unit[1]}.__init__"
             return (unit[0], init) if init in summary["functions"] else None
-        return unit if unit[1] in summary["functions"] else None
+        return unit if unit[1] in summary["functions"] else self.inherited(unit)
+
+    def inherited(self, unit: Unit, seen: frozenset[Unit] = frozenset()) -> Unit | None:
+        """The method "C.m" of a project class as a call runs it: C's own, else the first base's
+        (depth first) that the project defines; None where no project class on the way has it."""
+        path, name = unit
+        owner, _, method = name.rpartition(".")
+        summary = self.summary(path)
+        if summary is None or not owner or "." in owner or unit in seen:
+            return None
+        if name in summary["functions"]:
+            return unit
+        for base in summary["classes"].get(owner) or ():
+            found = self.definition(path, base)
+            if found is not None and "." not in found[1]:
+                inner = self.inherited((found[0], f"{found[1]}.{method}"), seen | {unit})
+                if inner is not None:
+                    return inner
+        return None
 
     def exported(self, importer: Path, dotted: str, table: str) -> tuple[Unit, Any] | None:
         """The export of the unit a reference ends at (`table`: "returns" or "fields")."""
@@ -1300,6 +1342,10 @@ class Project:
             return
         if name in summary["functions"]:
             yield target, name
+        elif "." in name:  # `engine.evaluate()` of a subclass that inherits the method
+            inherited = self.inherited(unit)
+            if inherited is not None:
+                yield inherited
 
 
 # ------------------------------------------------------------------------ one file's view
@@ -1507,8 +1553,9 @@ class ProjectView:
     @recorded
     def member(self, qualified_class: str, name: str, table: str) -> Value | None:
         """A method's return value ("returns") or a field ("fields") of a class of another project
-        file, or of its project bases (in order, depth first as Python's simple cases)."""
-        if not self.values:
+        file, or of its project bases (in order, depth first as Python's simple cases); while an
+        entry point's export is computed, return values only (`_compute_exports`)."""
+        if not (self.values or self.returns and table == "returns"):
             return None
 
         def exported(unit: Unit) -> Value | None:
@@ -1519,6 +1566,22 @@ class ProjectView:
             return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
 
         return self._first_in_classes(self.path, qualified_class, exported, 0)
+
+    @recorded
+    def is_property(self, qualified_class: str, name: str) -> bool:
+        """Whether `name` of a class of another project file (or of its project bases) is a
+        property: reading it runs the getter, so its value is what the getter returns."""
+        if not (self.values or self.returns):
+            return False
+
+        def declared(unit: Unit) -> bool | None:
+            summary = self.project.summary(unit[0])
+            method = f"{unit[1]}.{name}"
+            if summary is None or method not in summary["functions"]:
+                return None  # not defined there: a base may
+            return method in summary.get("properties", ())
+
+        return bool(self._first_in_classes(self.path, qualified_class, declared, 0))
 
     @recorded
     def registers_buffer(self, qualified_class: str, name: str) -> bool:
