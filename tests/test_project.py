@@ -385,6 +385,34 @@ def test_an_inherited_method_is_judged_by_calls_on_subclass_instances_of_a_scrip
     assert run_script(tmp_path, "train.py").returncode == 0  # `.data` of a tensor: it runs, legacy
 
 
+def test_a_cycle_of_bases_across_files_ends(tmp_path: Path) -> None:
+    # Not valid Python at run time, but a file being edited can say it: the method lookups and the
+    # callers index's search for heirs must end.
+    write(tmp_path, {"setup.py": "", "a.py": """
+        import torch
+        from b import B
+
+
+        class A(B):
+            def show(self, t):
+                return t.data
+    """, "b.py": """
+        from a import A
+
+
+        class B(A):
+            pass
+    """, "train.py": """
+        import torch
+        from b import B
+
+        B().show(torch.ones(2))
+        B().missing(torch.ones(2))
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "a.py")] == [(7, "DET103")]
+    assert codes(tmp_path, "train.py") == []
+
+
 def test_a_property_of_another_files_class_reads_its_getter(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "data.py": """
         import torch
