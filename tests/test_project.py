@@ -413,6 +413,49 @@ def test_a_cycle_of_bases_across_files_ends(tmp_path: Path) -> None:
     assert codes(tmp_path, "train.py") == []
 
 
+def test_a_module_class_whose_nn_comes_from_a_star_import_is_a_module(tmp_path: Path) -> None:
+    # NER-pytorch: model.py has `from utils import *` and no `nn` of its own (utils.py imports
+    # `torch.nn as nn`); train.py's `from loader import *` binds `model` to the module model.py
+    # before `model = Tagger()` rebinds it, so the method is found among the project's module
+    # classes, which must count Tagger.
+    write(tmp_path, {"setup.py": "", "utils.py": """
+        import numpy as np
+        import torch.nn as nn
+    """, "loader.py": """
+        import os
+        import model
+    """, "model.py": """
+        import torch
+        from utils import *
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 2)
+
+            def neg_log_likelihood(self, x):
+                return self.fc(x).sum()
+    """, "train.py": """
+        import torch
+        from loader import *
+        from model import Tagger
+
+        use_gpu = torch.cuda.is_available()
+        model = Tagger()
+        for epoch in range(2):
+            x = torch.ones(1, 3)
+            if use_gpu:
+                loss = model.neg_log_likelihood(x.cuda())
+            else:
+                loss = model.neg_log_likelihood(x)
+            print(loss.data)
+            loss.backward()
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "train.py")] == [(13, "DET103")]
+    assert run_script(tmp_path, "train.py").returncode == 0
+
+
 def test_a_property_of_another_files_class_reads_its_getter(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "data.py": """
         import torch

@@ -4,6 +4,8 @@ fields an assignment rewrites: each case with its twin, and executed where torch
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from running import failing_line
 
@@ -129,6 +131,80 @@ def test_the_input_of_a_functional_is_a_tensor() -> None:
     assert codes(METRICS) == [(10, "DET103")]
     untold = METRICS.replace("F.binary_cross_entropy(scores, torch.ones_like(scores))", "0.0")
     assert codes(untold) == []  # `.cpu()` and `.is_cuda` say no more than a module's would
+
+
+INIT_LSTM = """import numpy as np
+import torch.nn as nn
+
+
+def init_lstm(input_lstm):
+    for ind in range(0, input_lstm.num_layers):
+        weight = eval('input_lstm.weight_ih_l' + str(ind))
+        bias = np.sqrt(6.0 / (weight.size(0) / 4 + weight.size(1)))
+        nn.init.uniform_(weight, -bias, bias)
+    if input_lstm.bias:
+        for ind in range(0, input_lstm.num_layers):
+            weight = eval('input_lstm.bias_ih_l' + str(ind))
+            print(weight.data.norm())
+"""
+
+
+def test_the_input_of_an_init_function_is_a_tensor() -> None:
+    """`nn.init.uniform_(weight, ...)` refuses a list or an array, so `weight` is a tensor (a
+    parameter) wherever the function names it: NER-pytorch's `init_lstm`, whose weights come out
+    of `eval`."""
+    assert codes(INIT_LSTM) == [(13, "DET103")]
+    assert codes(INIT_LSTM.replace("nn.init.uniform_(weight, -bias, bias)", "nn.init.calculate_gain('relu')")) == []
+
+
+INIT_GATE = """import torch
+
+
+def init_gate(bias):
+    n = bias.size(0)
+    start, end = n // 4, n // 2
+    bias.data[start:end].fill_(1.)
+    return bias
+
+
+def first_image(dataset):
+    images = dataset.data.unsqueeze(1)
+    return dataset.data, images
+"""
+
+
+def test_an_in_place_method_on_the_data_of_a_name_makes_it_a_tensor() -> None:
+    """`bias.data[start:end].fill_(1.)` initialises a parameter (End-to-end-ASR's `init_gate`, given a
+    `getattr` of an LSTM's bias); a dataset's `.data` is a tensor too, but only read, never filled
+    in place, so `dataset.data.unsqueeze(1)` says nothing of `dataset`."""
+    assert codes(INIT_GATE) == [(7, "DET103")]
+    assert codes(INIT_GATE.replace(".fill_(1.)", ".sum()")) == []
+    pytest.importorskip("torch")
+    written = INIT_GATE + (  # the parameter itself is written, and a dataset's `.data` is a tensor
+        "\nlstm = torch.nn.LSTM(2, 3)\ninit_gate(lstm.bias_ih_l0)\n"
+        "assert lstm.bias_ih_l0[3:6].tolist() == [1.0, 1.0, 1.0]\n"
+        "class Digits:\n    data = torch.zeros(2, 4, 4)\n\n\nassert first_image(Digits())[1].shape == (2, 1, 4, 4)\n")
+    assert failing_line(written) is None
+
+
+def test_the_init_functions_refuse_an_array_and_a_list() -> None:
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    from torch.nn import init
+
+    from flake8_detach.analysis.uses import _takes_a_tensor
+
+    names = [name for name in dir(init) if not name.startswith("_") and callable(getattr(init, name))]
+    taking = [name for name in names if _takes_a_tensor(f"torch.nn.init.{name}")]
+    assert "uniform_" in taking and "xavier_normal" in taking and "calculate_gain" not in taking
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the names without `_` are deprecated aliases
+        for name in taking:
+            rest = (0.5,) if name.startswith(("constant", "sparse")) else ()  # the value, the sparsity
+            for given in (np.zeros((3, 4)), [[0.0] * 4] * 3):
+                with pytest.raises((AttributeError, TypeError)):
+                    getattr(init, name)(given, *rest)
+            getattr(init, name)(torch.zeros(3, 3, 3) if name.startswith("dirac") else torch.zeros(3, 4), *rest)
 
 
 FOCAL = """import torch.nn.functional as F

@@ -1174,11 +1174,26 @@ class Project:
         if bases is None:
             return False
         for base in bases:
-            if is_nn_module_class(base):
+            if is_nn_module_class(self.library_reference(path, base) or base):
                 return True
             if self.is_module_class(path, base, seen | {unit}):
                 return True
         return False
+
+    def library_reference(self, importer: Path, dotted: str) -> str | None:
+        """The library name a reference of the file's own names spells where a star import of a
+        project module binds its head to a library (`class Net(nn.Module)` in a file whose only
+        `nn` comes from `from utils import *`, utils importing `torch.nn as nn`): "torch.nn.Module"."""
+        if not dotted.startswith(THIS_MODULE):
+            return None
+        head, _, rest = dotted[len(THIS_MODULE):].partition(".")
+        summary = self.summary(importer)
+        if summary is None or not summary.get("star_imports") or head in summary["classes"] or head in summary["functions"]:
+            return None
+        bound = self.star_names(importer).get(head)
+        if bound is None or bound.startswith(".") or self.module_file(importer, bound) is not None:
+            return None
+        return f"{bound}.{rest}" if rest else bound
 
     def derives_from(self, importer: Path, dotted: str, ancestor: Unit, seen: frozenset[Unit] = frozenset()) -> bool:
         """Whether a reference names the project class ``ancestor`` or one deriving from it at any depth."""

@@ -47,9 +47,11 @@ _SAME_KIND_METHODS = frozenset({"cpu", "cuda", "to", "float", "double", "half", 
 def tensor_users(scope: cst.FunctionDef, imports: ImportTable) -> frozenset[str]:
     """The names a function's body uses as tensors only can be used (nested functions and classes
     left out): their `.grad` is read (only tensors carry autograd's gradient), a tensor-only
-    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`), they
+    method is called on them, directly or after same-kind methods (`labels.cpu().detach()`), an
+    in-place one on their `.data` (`bias.data[a:b].fill_(1.)`, `_data_owner`), they
     are the input of a function that takes only a tensor there (`F.binary_cross_entropy(p,
-    y)`, `torch.ones_like(p)`: torch.nn.functional's functions and torch's `*_like` factories),
+    y)`, `torch.ones_like(p)`, `nn.init.uniform_(w, -b, b)`: torch.nn.functional's and
+    torch.nn.init's functions and torch's `*_like` factories),
     or the index or mask of a tensor method that takes only a tensor there (`x.gather(1, idx)`)."""
     found: set[str] = set()
     for node in descendants(scope.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -73,7 +75,23 @@ def tensor_users(scope: cst.FunctionDef, imports: ImportTable) -> frozenset[str]
                 receiver = receiver.func.value
             if type(receiver) is cst.Name:
                 found.add(receiver.value)
+            elif attr.endswith("_"):
+                owner = _data_owner(receiver)
+                if owner is not None:
+                    found.add(owner)
     return frozenset(found)
+
+
+def _data_owner(receiver: cst.BaseExpression) -> str | None:
+    """`bias` of `bias.data[start:end]` or `bias.data`, where a tensor's in-place method is called
+    on it (`bias.data[start:end].fill_(1.)`, `weight.data.zero_()`): the legacy initialisation of
+    a parameter. A dataset's or a PackedSequence's `.data` is a tensor too, but nothing fills it
+    in place, so only in-place methods count."""
+    if type(receiver) is cst.Subscript:
+        receiver = receiver.value
+    if type(receiver) is cst.Attribute and receiver.attr.value == "data" and type(receiver.value) is cst.Name:
+        return receiver.value.value
+    return None
 
 
 def _tensor_input(call: cst.Call, imports: ImportTable) -> str | None:
@@ -100,12 +118,20 @@ def _tensor_argument(call: cst.Call) -> str | None:
     return chosen.value if type(chosen) is cst.Name else None
 
 
+# torch.nn.init's functions that take no tensor (a nonlinearity's name); every other one fills
+# its first argument in place and refuses a list or an array (torch 2.13, tests/test_uses.py).
+NN_INIT_WITHOUT_TENSOR = frozenset({"calculate_gain"})
+
+
 def _takes_a_tensor(qualified: str | None) -> bool:
     """A torch function whose first argument must be a tensor (a list or an array raises)."""
     if qualified is None:
         return False
     if qualified.startswith("torch.nn.functional."):
         return True
+    if qualified.startswith("torch.nn.init."):  # `nn.init.uniform_(weight, -b, b)`: a parameter
+        name = qualified[len("torch.nn.init."):]
+        return "." not in name and name[:1].islower() and name not in NN_INIT_WITHOUT_TENSOR
     return qualified.startswith("torch.") and qualified.count(".") == 1 and qualified.endswith("_like")
 
 
