@@ -13,7 +13,7 @@ from conftest import FIXTURES, REPO, diagnostic_lines
 from flake8_detach import check_source
 from flake8_detach.cli import main
 from flake8_detach.sources.files import MAX_NOTEBOOK_BYTES
-from flake8_detach.sources.notebooks import mask_ipython, parse_notebook
+from flake8_detach.sources.notebooks import NotebookSkipped, mask_ipython, parse_notebook
 
 NOTEBOOKS = FIXTURES / "notebooks"
 TRAIN = NOTEBOOKS / "train_across_cells.ipynb"
@@ -92,6 +92,16 @@ def test_ipython_syntax_is_masked_without_moving_anything(line: str) -> None:
 def test_non_python_kernels_are_skipped_with_a_message(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(NOTEBOOKS / "r_kernel.ipynb", work / "r.ipynb")
     assert run(["check", "r.ipynb"], capsys) == (0, "All checks passed!\n", "r.ipynb: skipped: the kernel language is r, not Python\n")
+
+
+@pytest.mark.parametrize("language", ["python3", "Python 3", "ipython", "python"])
+def test_python_kernels_spelled_with_a_version_are_read(language: str) -> None:
+    # Spyder's kernelspec says "python3" (acids-ircam/pytorch_flows' notebooks were skipped)
+    source = "import torch\nw = torch.ones(2, requires_grad=True)\nw.numpy()\n"
+    module = parse_notebook(notebook(source, language=language))
+    assert [d.code for d in check_source(module.source)] == ["DET101"]
+    with pytest.raises(NotebookSkipped):
+        parse_notebook(notebook(source, language="pythonista-r"))
 
 
 def test_folders_include_notebooks(work: Path, capsys: pytest.CaptureFixture[str]) -> None:

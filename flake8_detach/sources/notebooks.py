@@ -204,7 +204,7 @@ def parse_notebook(raw: str, path: str = "<notebook>") -> NotebookModule:
     if not isinstance(cells, list):
         raise NotebookError("not a notebook: no `cells` list")
     language = kernel_language(document)
-    if language is not None and language != "python":
+    if language is not None and not _PYTHON_LANGUAGE.fullmatch(language):
         raise NotebookSkipped(f"skipped: the kernel language is {language}, not Python")
     code_cells: list[tuple[int, str]] = []
     invalid: list[CellError] = []
@@ -222,6 +222,11 @@ def parse_notebook(raw: str, path: str = "<notebook>") -> NotebookModule:
         module.cell_errors = [replace(error, artifact_line=_artifact_line(in_json, error.cell - 1, error.line or 1))
                               for error in module.cell_errors]
     return module
+
+
+# What kernels call Python: "python" (Jupyter's ipykernel), "python3" or "Python 3" (Spyder's and
+# older kernelspecs), "ipython".
+_PYTHON_LANGUAGE = re.compile(r"i?python ?[0-9.]*")
 
 
 def kernel_language(document: dict[str, Any]) -> str | None:
