@@ -504,9 +504,12 @@ def test_evidence_by_use_makes_an_unknown_object_a_tensor_for_data() -> None:
     assert lines(optimizer) == [(8, "DET103"), (9, "DET103")]
     elsewhere = "import torch\n\n\ndef values(items):\n    return [i.data for i in items]\n\n\ndef grads(items):\n    return [i.grad for i in items]\n"
     assert lines(elsewhere) == []
-    fields = "import torch\n\n\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n            p.data.zero_()\n"
+    fields = "import torch\n\n\nclass A:\n    def sync(self):\n        for p in self.net.parameters():\n            print(p.data)\n"
     assert lines(fields) == [(7, "DET103")]
     assert lines(fields.replace("self.net.parameters()", "self.net.items()")) == []
+    # a tensor's in-place method on its `.data` is evidence of its own (tests/test_uses.py)
+    assert lines(fields.replace("self.net.parameters()", "self.net.items()").replace("print(p.data)", "p.data.zero_()")) == [
+        (7, "DET103")]
 
 
 @pytest.mark.parametrize(("use", "flagged"), [

@@ -456,6 +456,41 @@ def test_a_module_class_whose_nn_comes_from_a_star_import_is_a_module(tmp_path: 
     assert run_script(tmp_path, "train.py").returncode == 0
 
 
+LOSSES = """
+    import torch
+    from torch import nn
+
+
+    class PairLoss(nn.Module):
+        def forward(self, input, target):
+            self.est = [d[:, :1] for d in input]
+            return sum(((d - target) ** 2).mean() for d in input)
+"""
+
+
+@pytest.mark.parametrize(("computed", "expected"), [("", [(11, "DET102")]),
+                                                     ("with torch.no_grad():\n            ", [])])
+def test_a_field_another_files_module_computes_from_its_input_holds_what_the_file_passed(
+        tmp_path: Path, computed: str, expected: list[tuple[int, str]]) -> None:
+    # MonoDepth-PyTorch: the loss keeps the model's disparities in fields its forward computes
+    # from its input; the trainer shows them with `.cpu().detach()`.
+    write(tmp_path, {"setup.py": "", "losses.py": LOSSES, "train.py": f"""
+        import torch
+        from torch import nn
+        from losses import PairLoss
+
+        model = nn.Linear(3, 2)
+        loss_function = PairLoss()
+        x = torch.ones(2, 4, 3)
+        target = torch.zeros(4, 2)
+        {computed}out = model(x)
+        loss = loss_function(out, target)
+        print(loss_function.est[0].cpu().detach().numpy())
+    """})
+    assert [(line, message[:6]) for line, message in codes(tmp_path, "train.py")] == expected
+    assert run_script(tmp_path, "train.py").returncode == 0
+
+
 def test_a_property_of_another_files_class_reads_its_getter(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": "", "data.py": """
         import torch
@@ -1338,7 +1373,10 @@ def test_methods_of_a_field_built_in_init_are_judged_by_the_calls_through_it(tmp
     write(tmp_path, {"pkg/model.py": (tmp_path / "pkg/model.py").read_text().replace(
         "self.model.parameters())", "[])")})
     forget_projects()
-    assert codes(tmp_path, "pkg/ema.py") == []  # the calls pass no tensor
+    # The calls pass no tensor: `kept` (what `store` kept of them) is no longer taken for one;
+    # `param.data.copy_(...)` still says by itself that `param` is a tensor wherever it runs.
+    found = codes(tmp_path, "pkg/ema.py")
+    assert [line for line, _ in found] == [15] and "in-place write" in found[0][1]
 
 
 @pytest.mark.parametrize("built", ["load()", "Separator()"])

@@ -285,7 +285,8 @@ class CallEvaluator:
             return self.interp.grad_mode_result(self._call_value(field, positional, keywords, method, node))
         return None
 
-    def _project_module(self, qualified: str, positional: list[Value], keywords: dict[str, Value]) -> Value:
+    def _project_module(self, qualified: str, positional: list[Value], keywords: dict[str, Value],
+                        node: cst.Call | None = None) -> Value:
         """An instance of a module class of another project file. One whose file says it holds no
         parameters but what its constructor is given (`parameter_free_for_its_arguments`), given
         none here, is frozen: its output requires grad only where its input does (a label
@@ -294,7 +295,11 @@ class CallEvaluator:
         frozen = project is not None and project.values and not any(
             self._field_holds_parameters(value, frozenset()) for value in (*positional, *keywords.values())
         ) and project.parameter_free(qualified)
-        return Value(Flag.MODULE | (Flag.FROZEN if frozen else 0), callee=ForeignClass(qualified))
+        # While the file's own values are read, a heap object (named by the call's function node)
+        # keeps what the file passes to the instance, for the fields its methods compute from it.
+        kept = next(iter(self.interp.heap.allocate(node.func, EMPTY).objs)) if node is not None and project is not None \
+            and project.values else None
+        return Value(Flag.MODULE | (Flag.FROZEN if frozen else 0), callee=ForeignClass(qualified, kept))
 
     def _keep_passed(self, instance: Value, positional: list[Value], keywords: dict[str, Value]) -> None:
         """The tensors passed to an instance of another file's class, kept in its heap object."""
@@ -387,6 +392,7 @@ class CallEvaluator:
         if callee.has(Flag.PLAIN_CLASS):
             return Value(Flag.NOT_TENSOR)  # an instance of a plain class of this file
         if callee.has(Flag.MODULE | Flag.MODULE_HINT):  # MODULE_HINT: `model.train()` ... `model(x)`
+            self._keep_passed(callee, positional, keywords)  # another file's module: for its fields
             returned = self._run_forward(callee, node, positional, keywords) if node is not None else None
             if self._forward_gives_none(callee):  # a template: `def forward(self, x): ...`
                 return Value(Flag.NOT_TENSOR, origin=f"None, what {name or 'the module'}'s forward returns")
@@ -761,7 +767,7 @@ class CallEvaluator:
             # A project class deriving from nn.Module (analysis/project.py); its methods are read
             # from its file's exports (analysis/exports.py), and while this file's exports are
             # computed, what its methods get is noted (`ema.restore(model.parameters())`).
-            return self._project_module(qualified, positional, keywords)
+            return self._project_module(qualified, positional, keywords, node)
         if project is not None and not project.values and project.names_class(qualified):
             return Value(callee=ForeignClass(qualified))  # an instance: what its methods get is noted
         if project is not None and project.values and project.is_class(qualified):

@@ -464,8 +464,18 @@ class Interpreter:
         for qualified in _foreign_owners(owner):
             found = project.member(qualified, name, table)
             if found is not None:
-                return found
+                return self._seen_from_instance(owner, found) if table == "fields" else found
         return None
+
+    def _seen_from_instance(self, owner: ClassInfo | ForeignClass, field: Value) -> Value:
+        """A field that a method of another file's class computes from its parameters
+        (`self.disp_est = [d[:, 0] for d in input]` in a loss's `forward`), read from an instance
+        this file made: what came from the parameters is what this file passed to the instance
+        (`calls._keep_passed`), as for what its methods return."""
+        if not isinstance(owner, ForeignClass) or owner.site is None:
+            return field
+        stored = self.heap.elements_of((owner.site,))
+        return seen_from(field, lambda: passed_tensors((stored,))) if stored.flags else field
 
     def foreign_property(self, owner: ForeignClass, name: str) -> Value | None:
         """`generator.evaluate_data` of a class of another project file whose `evaluate_data` is
