@@ -147,7 +147,7 @@ class CallEvaluator:
                             returned = returned.merge(self._call_defined(override, node, positional, keywords))
                         elsewhere = self._overrides_elsewhere(env.cls, method, info)
                         if elsewhere is not None:
-                            returned = returned.merge(_with_arguments(elsewhere, [*positional, *keywords.values()]))
+                            returned = returned.merge(with_arguments(elsewhere, [*positional, *keywords.values()]))
                         return self.interp.grad_mode_result(returned)
                     known = self.interp.summaries.read_field(env.cls, method, self.interp.current_function)
                     if known is not None:
@@ -279,7 +279,7 @@ class CallEvaluator:
         if returned is not None:
             site = receiver.callee.site if isinstance(receiver.callee, ForeignClass) else None
             stored = self.interp.heap.elements_of((site,)) if site is not None else EMPTY
-            return self.interp.grad_mode_result(_with_arguments(returned, [*positional, *keywords.values(), stored]))
+            return self.interp.grad_mode_result(with_arguments(returned, [*positional, *keywords.values(), stored]))
         field = self.interp.foreign_member(owner, method, "fields")
         if field is not None:
             return self.interp.grad_mode_result(self._call_value(field, positional, keywords, method, node))
@@ -319,7 +319,7 @@ class CallEvaluator:
         if not yielded.has(Flag.UNKNOWN_ARG):
             return generator
         # Like a return value: what came from the parameters is what this call passed.
-        return Value(Flag.CONTAINER, elem=_with_arguments(yielded, [*positional, *keywords.values()]))
+        return Value(Flag.CONTAINER, elem=with_arguments(yielded, [*positional, *keywords.values()]))
 
     def _batch(self, node: cst.Call, positional: list[Value], keywords: dict[str, Value]) -> Value:
         """What iterating `DataLoader(dataset)` gives: tensors without grad, and with the default
@@ -414,7 +414,7 @@ class CallEvaluator:
                 return Value(Flag.CONTAINER, items=(positional[0], output), elem=output)
             return _with_distributions(output, returned)
         if isinstance(callee.callee, LambdaBody):  # `get = lambda: store[0]` ... `get()`
-            return _with_arguments(callee.callee.value, [*positional, *keywords.values()])
+            return with_arguments(callee.callee.value, [*positional, *keywords.values()])
         if callee.has(Flag.UNKNOWN_ARG) and not callee.has(Flag.NOT_TENSOR):
             # `fn(x)` with `fn` a parameter nothing in the file passes: as unknown as `fn` itself.
             return Value(Flag.UNKNOWN_ARG, origin=f"result of {callee.origin or 'a parameter'}")
@@ -617,7 +617,7 @@ class CallEvaluator:
             returned = self.interp.summaries.read(info, self.interp.current_function)
         else:
             return EMPTY
-        return _with_arguments(returned, [xs.element() for xs in iterables])
+        return with_arguments(returned, [xs.element() for xs in iterables])
 
     def _call_builtin(self, name: str, callee: Value, positional: list[Value], env: Env,
                       node: cst.Call | None = None) -> Value | None:
@@ -786,7 +786,7 @@ class CallEvaluator:
         if project is not None and (project.values or project.returns):
             returned = project.returns_of(qualified)
             if returned is not None:  # a function of another project file
-                return _with_arguments(returned, [*positional, *keywords.values()])
+                return with_arguments(returned, [*positional, *keywords.values()])
         if not qualified.startswith("torch."):
             return EMPTY
         if last in sem.PACKED_SEQUENCE_FUNCTIONS:
@@ -1272,7 +1272,7 @@ class CallEvaluator:
         if project is None or isinstance(receiver.callee, (ClassInfo, ForeignClass)):
             return None
         returned = project.module_method_returns(method)
-        return None if returned is None else _with_arguments(returned, [*positional, *keywords.values()])
+        return None if returned is None else with_arguments(returned, [*positional, *keywords.values()])
 
 
     def _convert_submodules(self, cls: ClassInfo, dtype: int, seen: set[int]) -> None:
@@ -1311,7 +1311,7 @@ def _affine(node: cst.Call, keyword: str, default: bool) -> bool:
     return default
 
 
-def _with_arguments(returned: Value, arguments: list[Value]) -> Value:
+def with_arguments(returned: Value, arguments: list[Value]) -> Value:
     """A result computed from parameters of unknown origin, seen where these arguments are passed."""
     return seen_from(returned, functools.partial(passed_tensors, arguments))
 

@@ -51,7 +51,7 @@ import libcst.matchers as m
 from . import placement
 from . import semantics as sem
 from .aliases import AliasTracker
-from .calls import CallEvaluator, rest_bindings
+from .calls import CallEvaluator, rest_bindings, with_arguments
 from .construction import InitMemo, switches_grad_off
 from .exports import ForeignClass, stored_by_this_caller
 from .expressions import ExpressionEvaluator
@@ -475,7 +475,7 @@ class Interpreter:
         if not isinstance(owner, ForeignClass) or owner.site is None:
             return field
         stored = self.heap.elements_of((owner.site,))
-        return seen_from(field, lambda: passed_tensors((stored,))) if stored.flags else field
+        return with_arguments(field, [stored]) if stored.flags else field
 
     def foreign_property(self, owner: ForeignClass, name: str) -> Value | None:
         """`generator.evaluate_data` of a class of another project file whose `evaluate_data` is

@@ -49,7 +49,7 @@ from .demand import definition_of
 from .exports import decode, join_encoded
 from .import_paths import added_folder
 from .placement import DEFAULT_DEVICE_SETTERS
-from .semantics import PARAMETER_FREE_MODULES
+from .semantics import PARAMETER_FREE_MODULES, PROPERTY_DECORATORS
 from .values import EMPTY, Value
 from .witness import holds, recorded, to_data
 
@@ -569,9 +569,10 @@ _LAYER_CONTAINERS = frozenset({"Module", "Sequential", "ModuleList", "ModuleDict
 
 def _is_property(decorator: ast.expr) -> bool:
     """`@property`, `@functools.cached_property`: reading the attribute runs the method."""
-    name = decorator.id if isinstance(decorator, ast.Name) else decorator.attr if isinstance(
-        decorator, ast.Attribute) else None
-    return name in ("property", "cached_property")
+    name = decorator.id if isinstance(decorator, ast.Name) else (
+        f"{decorator.value.id}.{decorator.attr}" if isinstance(decorator, ast.Attribute)
+        and isinstance(decorator.value, ast.Name) else None)
+    return name in PROPERTY_DECORATORS
 
 
 def _is_template(method: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str]) -> bool:

@@ -347,6 +347,10 @@ TENSOR_CLASSES = frozenset({"Tensor", "Parameter", "UninitializedParameter", "Bu
                             "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor", "HalfTensor",
                             "ByteTensor", "Variable", "DTensor", "FakeTensor", "FunctionalTensor"})
 
+# Decorators that make a method a property: reading the attribute runs it (the libcst walk's
+# syntax.is_property and the project summaries' _is_property read the same table).
+PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
+
 # Tensor classes whose instances require grad unless told otherwise.
 PARAMETER_CLASSES = frozenset({"Parameter", "UninitializedParameter"})
 

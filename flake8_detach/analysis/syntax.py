@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .semantics import PROPERTY_DECORATORS
+
 
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
@@ -55,8 +57,7 @@ def is_static(node: cst.FunctionDef) -> bool:
 
 
 def is_property(node: cst.FunctionDef) -> bool:
-    return any(decorator_name(d) in ("property", "functools.cached_property", "cached_property")
-               for d in node.decorators)
+    return any(decorator_name(d) in PROPERTY_DECORATORS for d in node.decorators)
 
 
 def is_classmethod(node: cst.FunctionDef) -> bool:
