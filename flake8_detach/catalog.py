@@ -19,6 +19,7 @@ from .analysis.semantics import (
     DEVICE_MOVES,
     NUMPY_CONVERTING,
     NUMPY_REDUCTIONS,
+    NUMPY_SCALAR_CONVERTING,
     PLOTTING,
     SEABORN_PLOTTING,
     SKLEARN_CONVERTING_METHODS,
@@ -120,7 +121,7 @@ def _loads_numpy_batches(context: ScreenContext) -> bool:
 
 
 _CONVERTING_ATTRIBUTES = frozenset(
-    {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS}
+    {name.rsplit(".", 1)[-1] for name in NUMPY_CONVERTING | NUMPY_REDUCTIONS | NUMPY_SCALAR_CONVERTING}
     | PLOTTING | AXES_FACTORIES | {"subplots", "DataFrame", "Series"}
     | SKLEARN_METRICS | SKLEARN_CONVERTING_METHODS | SEABORN_PLOTTING
 )

@@ -9,7 +9,8 @@ GPU, as the fixtures do) the device TypeError. Both come from ``Tensor.__array__
 ``Tensor.numpy()``. The probe also records whether the plain call gives a tensor back (NumPy's
 ``__array_wrap__``: the fix keeps a tensor), whether its result shares the argument's memory
 (the fix must copy), and which functions fail only for a list of tensors (``np.sum(t)`` calls
-``Tensor.sum(axis=...)`` and fails otherwise on any tensor; ``np.sum([t, t])`` converts).
+``Tensor.sum(axis=...)`` and fails otherwise on any tensor; ``np.sum([t, t])`` converts), and
+which convert a 0-dim tensor only (``np.arange(x.min() - 1, x.max() + 1)``: a bound is a scalar).
 
     python scripts/check_numpy_sinks.py           # check the table against this NumPy and torch
     python scripts/check_numpy_sinks.py --write   # rewrite flake8_detach/analysis/numpy_sinks.py
@@ -61,7 +62,13 @@ def _counts() -> torch.Tensor:
     return torch.tensor([0, 1, 1, 3])
 
 
-BASES: tuple[Callable[[], torch.Tensor], ...] = (_matrix, _square, _vector, _counts)
+def _scalar() -> torch.Tensor:
+    """A 0-dim tensor: what `np.arange(x.min() - 1, x.max() + 1)` is given (a bound, a step)."""
+    return torch.tensor(2.5)
+
+
+# The scalar comes last: a function converting an array is described by the first call that ran.
+BASES: tuple[Callable[[], torch.Tensor], ...] = (_matrix, _square, _vector, _counts, _scalar)
 SHAPES: tuple[Callable[[Any], tuple[Any, ...]], ...] = (
     lambda t: (t,), lambda t: (t, t), lambda t: (t, 1), lambda t: (t, 0), lambda t: (t, (-1,)),
     lambda t: (t, 2, 1), lambda t: (t, [0, 1]), lambda t: (t, t, t), lambda t: (t, (4, 4)),
@@ -73,6 +80,8 @@ class Probe:
     """What the calls of one NumPy function showed."""
 
     converts: bool = False  # one tensor argument goes through Tensor.numpy()
+    scalar_only: bool = False  # ... only when it is 0-dim (`np.arange(lo, hi)`)
+    item_same: bool = False  # ... and its `.item()` gives the same result (the fix DET106 offers)
     tensor_result: bool = False  # a tensor without grad gives a tensor back
     shares: bool = False  # the result may share the argument's memory
     list_converts: bool = False  # a list of tensors goes through Tensor.numpy()
@@ -85,6 +94,8 @@ class Table:
     tensor_results: set[str] = field(default_factory=set)
     sharing: set[str] = field(default_factory=set)
     reductions: set[str] = field(default_factory=set)
+    scalar_converting: set[str] = field(default_factory=set)
+    item_same: set[str] = field(default_factory=set)
 
 
 def _outcome(function: Callable[..., Any], arguments: tuple[Any, ...]) -> tuple[bool, Any]:
@@ -128,6 +139,11 @@ def probe(name: str, function: Callable[..., Any]) -> Probe:
                 if ran_grad or REQUIRES_GRAD not in str(grad_error):
                     continue
             found.converts = True
+            found.scalar_only = base is _scalar
+            if found.scalar_only:
+                numbers = tuple(part.item() if isinstance(part, torch.Tensor) else part for part in shape(base()))
+                ran_item, item_result = _outcome(function, _with_file(name, numbers))
+                found.item_same = ran_item and repr(item_result) == repr(result)
             found.tensor_result = isinstance(result, torch.Tensor)
             found.shares = _shares(result, plain)
             found.call = f"{name}{shape('t')}".replace("'t'", "t")
@@ -154,7 +170,14 @@ def measure() -> Table:
     table = Table()
     for name, function in public_functions():
         found = probe(name, function)
-        if found.converts:
+        if found.converts and found.scalar_only:
+            if found.list_converts:  # `np.argwhere`: a list's conversion is the one DET106 reads
+                table.reductions.add(name)
+            else:
+                table.scalar_converting.add(name)
+                if found.item_same:
+                    table.item_same.add(name)
+        elif found.converts:
             table.converting.add(name)
             if found.tensor_result:
                 table.tensor_results.add(name)
@@ -195,6 +218,10 @@ def render(table: Table) -> str:
         frozenset_source("SHARING", table.sharing, "Of CONVERTING: the result may share the argument's memory."),
         frozenset_source("REDUCTIONS", table.reductions,
                    "Only a list of tensors is converted; one tensor fails otherwise (`np.sum(t)` calls `Tensor.sum`)."),
+        frozenset_source("SCALAR_CONVERTING", table.scalar_converting,
+                   "A 0-dim tensor is converted (`np.arange(x.min(), x.max())`); no call converted one of another shape."),
+        frozenset_source("SCALAR_ITEM_SAME", table.item_same,
+                   "Of SCALAR_CONVERTING: the tensors' `.item()` numbers give the same result (DET106's fix)."),
     ))
 
 
@@ -203,7 +230,8 @@ def main() -> int:
     text = render(table)
     if "--write" in sys.argv:
         TABLE.write_text(text, encoding="utf-8")
-        print(f"wrote {TABLE}: {len(table.converting)} converting, {len(table.reductions)} list-only")
+        print(f"wrote {TABLE}: {len(table.converting)} converting, {len(table.reductions)} list-only, "
+              f"{len(table.scalar_converting)} 0-dim only")
         return 0
     current = TABLE.read_text(encoding="utf-8") if TABLE.exists() else ""
     if current.split('"""', 2)[-1] == text.split('"""', 2)[-1]:

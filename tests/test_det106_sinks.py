@@ -89,3 +89,26 @@ def test_not_a_sink(source: str) -> None:
 def test_screen_skips_files_without_the_libraries() -> None:
     source = "import torch\nclass T:\n    def fit(self, x):\n        return x\nT().fit(torch.ones(2, requires_grad=True))\n"
     assert not has_candidates(source, tuple(s for s in SCREENS if s.code == "DET106"))
+
+
+@pytest.mark.parametrize(
+    ("bounds", "flagged"),
+    [
+        ("out.min() - 1, out.max() + 1", 2),  # full reductions: 0-dim tensors that require grad
+        ("out.min().item() - 1, out.max().item() + 1", 0),
+        ("0, out.size(0)", 0),
+        ("0, len(out)", 0),
+    ],
+)
+def test_arange_converts_a_0_dim_bound(bounds: str, flagged: int) -> None:
+    source = "import numpy as np\n" + HEADER + f"grid = np.arange({bounds}, 0.1)\n"
+    found = [d for d in check_source(source) if d.code == "DET106"]
+    assert len(found) == flagged, source
+    assert all("np.arange() calls .numpy() on a tensor that may require grad" in d.message for d in found)
+    assert all(d.fix is not None and d.fix.safe for d in found)
+    if flagged:
+        from flake8_detach.fixing.fixer import fix_source
+        from flake8_detach.settings import Settings
+
+        fixed = fix_source(source, Settings(), unsafe=False).source
+        assert fixed.endswith("grid = np.arange((out.min() - 1).item(), (out.max() + 1).item(), 0.1)\n"), fixed

@@ -65,3 +65,16 @@ def test_a_probe_tells_a_converter_from_a_function_that_is_not() -> None:
     assert script.probe("power", np.power).converts
     assert not script.probe("shape", np.shape).converts  # reads `.shape`, converts nothing
     assert script.probe("sum", np.sum).list_converts and not script.probe("sum", np.sum).converts
+
+
+def test_scalar_only_converters_convert_a_0_dim_tensor(measured: object) -> None:
+    import numpy as np
+    import torch
+
+    assert numpy_sinks.SCALAR_CONVERTING <= measured.scalar_converting  # type: ignore[attr-defined]
+    assert "arange" in numpy_sinks.SCALAR_CONVERTING
+    assert not numpy_sinks.SCALAR_CONVERTING & (numpy_sinks.CONVERTING | numpy_sinks.REDUCTIONS)
+    bound = torch.ones(3, requires_grad=True).sum()
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.arange(bound - 1, bound + 1)
+    assert np.arange(bound.item() - 1, bound.item() + 1).tolist() == [2.0, 3.0]

@@ -32,7 +32,7 @@ class ConvertingCall:
 
     call: cst.Call
     function: str  # as written: "np.asarray", "ax.scatter"
-    kind: str  # "convert", or "reduce" (a single tensor is not converted, a list is)
+    kind: str  # "convert"; "reduce" (a single tensor is not converted, a list is); "scalar" (a 0-dim tensor is)
 
 
 @dataclass(frozen=True)

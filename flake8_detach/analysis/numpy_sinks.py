@@ -79,3 +79,17 @@ REDUCTIONS = frozenset(
     min ndim nonzero prod real shape size squeeze std sum var
     """.split()
 )
+
+# A 0-dim tensor is converted (`np.arange(x.min(), x.max())`); no call converted one of another shape.
+SCALAR_CONVERTING = frozenset(
+    """
+    arange array2string bartlett blackman diag_indices hamming hanning kaiser
+    """.split()
+)
+
+# Of SCALAR_CONVERTING: the tensors' `.item()` numbers give the same result (DET106's fix).
+SCALAR_ITEM_SAME = frozenset(
+    """
+    arange bartlett blackman diag_indices hamming hanning kaiser
+    """.split()
+)

@@ -281,6 +281,9 @@ NUMPY_CONVERTING = numpy_sinks.CONVERTING
 NUMPY_TENSOR_RESULTS = numpy_sinks.TENSOR_RESULTS
 NUMPY_SHARING_CONVERTERS = numpy_sinks.SHARING
 NUMPY_REDUCTIONS = numpy_sinks.REDUCTIONS
+# Converted only where the argument is a 0-dim tensor (`np.arange(lo, hi)` of reductions' results).
+NUMPY_SCALAR_CONVERTING = numpy_sinks.SCALAR_CONVERTING
+NUMPY_SCALAR_ITEM_SAME = numpy_sinks.SCALAR_ITEM_SAME  # of those, `.item()` gives the same result
 # Plotting functions of matplotlib.pyplot, and the same methods on an Axes.
 PLOTTING = frozenset(
     """plot scatter imshow hist hist2d bar barh errorbar fill_between fill_betweenx step stem
@@ -323,13 +326,16 @@ SEABORN_PLOTTING = frozenset(
 
 
 def converting_kind(qualified: str) -> str | None:
-    """'convert' or 'reduce' for a library function that turns a tensor into an ndarray."""
+    """'convert', 'reduce' (a list of tensors only) or 'scalar' (a 0-dim tensor only) for a library
+    function that turns a tensor into an ndarray."""
     if qualified.startswith("numpy."):
         name = qualified[len("numpy."):]
         if name in NUMPY_CONVERTING:
             return "convert"
         if name in NUMPY_REDUCTIONS:
             return "reduce"
+        if name in NUMPY_SCALAR_CONVERTING:
+            return "scalar"
         return None
     if qualified.startswith("matplotlib.pyplot.") and qualified.rsplit(".", 1)[-1] in PLOTTING:
         return "convert"

@@ -5,7 +5,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ..analysis.facts import ConvertingCall, Facts
-from ..analysis.semantics import NUMPY_SHARING_CONVERTERS, NUMPY_TENSOR_RESULTS
+from ..analysis.semantics import (
+    NUMPY_SCALAR_ITEM_SAME,
+    NUMPY_SHARING_CONVERTERS,
+    NUMPY_TENSOR_RESULTS,
+)
 from ..analysis.values import Flag, Value
 from ..diagnostics import Finding, Fix
 from ..fixing.rewrites import NO_SHARING, Sharing, chained, conversion_sharing
@@ -26,6 +30,10 @@ def argument_fix(facts: Facts, converting: ConvertingCall, expr: cst.BaseExpress
     to raise for grad, the array-use analysis decides: written -> copy, escapes -> unsafe.
     """
     function = numpy_function(facts, converting)
+    if converting.kind == "scalar":  # `np.arange(lo.item(), ...)`: the number the conversion read
+        same = function in NUMPY_SCALAR_ITEM_SAME
+        return Fix(expr, chained(expr, ["item"]), same, "pass .item(): the same number" if same else
+                   f"pass .item(); unsafe: {converting.function}() of a number was not seen to give the same result")
     sharing = NO_SHARING
     if grad and function in NUMPY_SHARING_CONVERTERS:
         sharing = conversion_sharing(converting.call, facts, "clone" if function in NUMPY_TENSOR_RESULTS else "copy")
@@ -62,7 +70,8 @@ class ImplicitNumpyConversion(Rule):
         "converts it to a NumPy array for you: `np.asarray`, `np.array`, every NumPy function that "
         "converts a tensor argument (`np.exp`, `np.log10`, `np.power`, `np.unravel_index`, ...: each "
         "measured by `scripts/check_numpy_sinks.py`), NumPy reductions of a list of "
-        "tensors (`np.mean(losses)`, `np.concatenate`), matplotlib plotting (`plt.plot`, `ax.scatter`, `plt.imshow`), "
+        "tensors (`np.mean(losses)`, `np.concatenate`), functions that convert a 0-dim tensor only "
+        "(`np.arange(x.min() - 1, x.max() + 1, step)`: a bound read from a reduction), matplotlib plotting (`plt.plot`, `ax.scatter`, `plt.imshow`), "
         "and `pd.DataFrame` / `pd.Series`; also a list, tuple or dict holding such values. Values "
         "are followed through the classes of the file: `Client()` runs `__init__` with its "
         "arguments, and `client.score(x)` is the class's method with the instance's fields."
@@ -87,7 +96,8 @@ class ImplicitNumpyConversion(Rule):
         "where the result is written afterwards the fix copies "
         "(`.numpy().copy()`, `.detach().clone()`), where it escapes (returned, stored, passed on) the "
         "fix is unsafe. Lists are left with advice (convert each element, or store `.item()` in the "
-        "first place)."
+        "first place). A 0-dim bound becomes `low.item()`: safe where the probe saw the number give "
+        "the same result (`np.arange`, the window functions), unsafe otherwise (`np.array2string`)."
     )
     runtime_truth = "The library call raises the same RuntimeError / TypeError as DET101 / DET104."
     VALID = [
@@ -146,6 +156,8 @@ class ImplicitNumpyConversion(Rule):
         is_container = value.has(Flag.CONTAINER) and not value.is_tensor_like
         if converting.kind == "reduce" and not is_container:
             return None  # np.sum(t) calls Tensor.sum(axis=...): a different failure, any tensor
+        if converting.kind == "scalar" and (is_container or not value.has(Flag.ZERO_DIM)):
+            return None  # `np.arange(lo, hi)` converts a 0-dim bound; of another shape, none converted
         target: Value = value.element() if is_container else value
         grad = target.has(Flag.GRAD) and facts.grad_enabled_at(converting.call)
         device = target.may_be_on_device
@@ -157,6 +169,8 @@ class ImplicitNumpyConversion(Rule):
         what = "a list, tuple or dict of tensors that" if is_container else "a tensor that"
         if is_container:
             advice = "convert each element with .detach().cpu(), or keep .item() values"
+        elif converting.kind == "scalar":
+            advice = "pass .item()"
         elif numpy_function(facts, converting) in NUMPY_TENSOR_RESULTS:
             advice = "pass " + ".".join(["", *(["detach()"] if grad else []), *(["cpu()"] if device else [])])
             advice += f" ({converting.function}() gives a tensor back for a tensor without grad)"
