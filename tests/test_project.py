@@ -1906,3 +1906,50 @@ def test_the_summaries_list_record_classes_a_call_makes() -> None:
     )
     assert summary is not None
     assert summary["namedtuples"] == {"A": ["x", "y"], "B": ["x", "y", "z"], "C": ["x", "y"]}
+
+
+DIAMOND = """
+
+    class Root(nn.Module):
+        def step(self):
+            return 1
+
+
+    class Left(Root):
+        pass
+
+
+    class Right(Root):
+        def step(self):
+            return 2
+
+
+    class Both(Left, Right):
+        pass
+"""
+
+
+def test_a_class_lineage_is_pythons_method_order_once_per_class_and_bounded(tmp_path: Path) -> None:
+    """Project.lineage, the one walk over a class's project bases that inherited methods, module
+    classes, subclass tests and the view's per-class questions share: C3 as Python orders them,
+    a cycle ended, eight levels at most."""
+    chain = "".join(f"class C{i}(C{i + 1}):\n    pass\n\n\n" for i in range(12)) + "class C12(nn.Module):\n    pass\n"
+    loop = "\n\nclass Loop1(Loop2):\n    pass\n\n\nclass Loop2(Loop1):\n    pass\n"
+    write(tmp_path, {"setup.py": "", "base.py": "from torch import nn\n" + textwrap.dedent(DIAMOND) + loop,
+                     "deep.py": "from torch import nn\n\n\n" + chain, "train.py": "import base\nimport deep\n"})
+    view = project_view(tmp_path / "train.py")
+    assert view is not None
+    project, train = view.project, view.path
+    base = (tmp_path / "base.py").resolve()
+    names = [unit[1] for unit, _ in project.lineage(train, "base.Both")]
+    assert names == ["Both", "Left", "Right", "Root"]  # Python's C3 order, not depth first
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(DIAMOND).replace("nn.Module", "object"), namespace)  # noqa: S102 - our own text
+    assert names == [cls.__name__ for cls in namespace["Both"].__mro__[:-1]]  # type: ignore[attr-defined]
+    assert project.inherited((base, "Both.step")) == (base, "Right.step")  # as `Both().step()` runs
+    assert [unit[1] for unit, _ in project.lineage(train, "base.Loop1")] == ["Loop1", "Loop2"]  # a cycle ends
+    assert project.derives_from(train, "base.Both", (base, "Root"))
+    assert not project.derives_from(train, "base.Left", (base, "Right"))
+    deep = [unit[1] for unit, _ in project.lineage(train, "deep.C0")]
+    assert deep == [f"C{i}" for i in range(project_module.MAX_LINEAGE + 1)]  # C0 and eight levels of bases
+    assert project.is_module_class(train, "deep.C4") and not project.is_module_class(train, "deep.C0")

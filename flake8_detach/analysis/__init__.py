@@ -22,7 +22,8 @@ Where each concern lives:
 - :mod:`.project`: how a value gets from ``models.py`` to ``train.py``: the project's root, its
   imports (star re-exports included) and cached ``ast`` summaries of its other files, notebooks
   included as callers (:mod:`.import_paths`: the folders a file adds to ``sys.path``, where its
-  imports are looked for too); :mod:`.callers`: who calls a project function, read lazily from the
+  imports are looked for too), and a project class's lineage (``Project.lineage``: its project
+  bases in Python's method order, the one walk inherited methods and module classes read); :mod:`.callers`: who calls a project function, read lazily from the
   files that name it, and whether every call runs with grad off; :mod:`.exports`: what each file gives
   the files that import it (what its functions return, its classes' fields and buffers, which of
   its module classes hold no parameters) and what its calls

@@ -89,7 +89,24 @@ ANCHOR, ANCHOR_SEPARATOR = "@", "::"
 _T = TypeVar("_T")
 ANY_RECEIVER = "?."  # the prefix of a method called on an object of a class the file cannot tell
 RE_EXPORT_HOPS = 4
+# How many levels of project base classes a class's lineage follows (the class itself is level 0).
+MAX_LINEAGE = 8
 MAX_METHOD_OWNERS = 8  # project module classes defining one method name, past which it tells nothing
+
+
+def _c3_merge(sequences: list[list[Unit]]) -> list[Unit] | None:
+    """C3's merge of the bases' linearizations and the list of the bases themselves, as
+    `type.mro` computes it; None where no consistent order exists."""
+    merged: list[Unit] = []
+    sequences = [sequence for sequence in sequences if sequence]
+    while sequences:
+        head = next((sequence[0] for sequence in sequences
+                     if not any(sequence[0] in other[1:] for other in sequences)), None)
+        if head is None:
+            return None
+        merged.append(head)
+        sequences = [rest for sequence in sequences if (rest := sequence[1:] if sequence[0] == head else sequence)]
+    return merged
 
 
 def anchored(path: Path, name: str) -> str:
@@ -975,23 +992,45 @@ class Project:
             return (unit[0], init) if init in summary["functions"] else None
         return unit if unit[1] in summary["functions"] else self.inherited(unit)
 
-    def inherited(self, unit: Unit, seen: frozenset[Unit] = frozenset()) -> Unit | None:
-        """The method "C.m" of a project class as a call runs it: C's own, else the first base's
-        (depth first) that the project defines; None where no project class on the way has it."""
+    def inherited(self, unit: Unit) -> Unit | None:
+        """The method "C.m" of a project class as a call runs it: C's own, else the first of its
+        lineage's that the project defines; None where no project class on the way has it."""
         path, name = unit
         owner, _, method = name.rpartition(".")
-        summary = self.summary(path)
-        if summary is None or not owner or "." in owner or unit in seen:
+        if not owner or "." in owner:
             return None
-        if name in summary["functions"]:
-            return unit
-        for base in summary["classes"].get(owner) or ():
-            found = self.definition(path, base)
-            if found is not None and "." not in found[1]:
-                inner = self.inherited((found[0], f"{found[1]}.{method}"), seen | {unit})
-                if inner is not None:
-                    return inner
+        for (owner_path, owner_name), _ in self.lineage(path, THIS_MODULE + owner):
+            summary = self.summary(owner_path)
+            if summary is not None and f"{owner_name}.{method}" in summary["functions"]:
+                return owner_path, f"{owner_name}.{method}"
         return None
+
+    def lineage(self, importer: Path, dotted: str) -> Iterator[tuple[Unit, list[str]]]:
+        """The project class a reference names, then its project bases in Python's method
+        resolution order (C3; depth first where the bases admit no such order), each with its
+        bases as written in its file: the one walk over a class's ancestry that inherited methods,
+        module classes, subclass tests and the view's per-class questions share. A cycle ends,
+        and at most MAX_LINEAGE levels of bases are followed."""
+        yield from self._linearized(importer, dotted, 0, frozenset(), {})
+
+    def _linearized(self, importer: Path, dotted: str, depth: int, active: frozenset[Unit],
+                    memo: dict[Unit, list[tuple[Unit, list[str]]]]) -> list[tuple[Unit, list[str]]]:
+        found = self.class_bases(importer, dotted)
+        unit = self.definition(importer, dotted)
+        if found is None or unit is None or "." in unit[1] or unit in active:
+            return []
+        if unit in memo:
+            return memo[unit]
+        entry = (unit, found[1])
+        parents = [] if depth >= MAX_LINEAGE else [
+            order for base in found[1] if (order := self._linearized(found[0], base, depth + 1, active | {unit}, memo))]
+        entries = {parent[0]: parent for order in parents for parent in order}
+        units = [[parent[0] for parent in order] for order in parents]
+        merged = _c3_merge([*units, [order[0] for order in units]])
+        if merged is None:  # no consistent order (Python refuses the class): depth first, each once
+            merged = list(entries)
+        memo[unit] = [entry, *(entries[parent] for parent in merged)]
+        return memo[unit]
 
     def exported(self, importer: Path, dotted: str, table: str) -> tuple[Unit, Any] | None:
         """The export of the unit a reference ends at (`table`: "returns" or "fields")."""
@@ -1162,24 +1201,12 @@ class Project:
         return None
 
     # Facts.
-    def is_module_class(self, importer: Path, dotted: str, seen: frozenset[Unit] = frozenset()) -> bool:
-        """Whether a reference names a project class deriving, at any depth, from a torch.nn module."""
+    def is_module_class(self, importer: Path, dotted: str) -> bool:
+        """Whether a reference names a project class with a torch.nn module among its lineage's bases."""
         from .semantics import is_nn_module_class
 
-        unit = self.definition(importer, dotted)
-        if unit is None or unit in seen:
-            return False
-        path, name = unit
-        summary = self.summary(path)
-        bases = summary["classes"].get(name) if summary is not None else None
-        if bases is None:
-            return False
-        for base in bases:
-            if is_nn_module_class(self.library_reference(path, base) or base):
-                return True
-            if self.is_module_class(path, base, seen | {unit}):
-                return True
-        return False
+        return any(is_nn_module_class(self.library_reference(path, base) or base)
+                   for (path, _), bases in self.lineage(importer, dotted) for base in bases)
 
     def library_reference(self, importer: Path, dotted: str) -> str | None:
         """The library name a reference of the file's own names spells where a star import of a
@@ -1196,16 +1223,9 @@ class Project:
             return None
         return f"{bound}.{rest}" if rest else bound
 
-    def derives_from(self, importer: Path, dotted: str, ancestor: Unit, seen: frozenset[Unit] = frozenset()) -> bool:
-        """Whether a reference names the project class ``ancestor`` or one deriving from it at any depth."""
-        unit = self.definition(importer, dotted)
-        if unit is None or unit in seen:
-            return False
-        if unit == ancestor:
-            return True
-        summary = self.summary(unit[0])
-        bases = summary["classes"].get(unit[1]) if summary is not None else None
-        return any(self.derives_from(unit[0], base, ancestor, seen | {unit}) for base in bases or ())
+    def derives_from(self, importer: Path, dotted: str, ancestor: Unit) -> bool:
+        """Whether a reference names the project class ``ancestor`` or one with it in its lineage."""
+        return any(unit == ancestor for unit, _ in self.lineage(importer, dotted))
 
     def subclass_methods(self, importer: Path, dotted: str, name: str) -> tuple[Unit, ...] | None:
         """Each method `name` of a project class deriving from the class a reference names (itself
@@ -1560,7 +1580,7 @@ class ProjectView:
                 return None
             return (unit[0], method), method in summary.get("templates", ())
 
-        inherited = self._first_in_classes(self.path, qualified_class, defined, 0)
+        inherited = self._first_in_classes(self.path, qualified_class, defined)
         owners = list(overrides)
         if inherited is not None and not inherited[1] and inherited[0] not in owners:
             owners.append(inherited[0])  # the class's own or a base's, where no template
@@ -1581,7 +1601,7 @@ class ProjectView:
                 return None
             return decode(encoded, f"{name} of {unit[1]}" if table == "fields" else f"value returned by {name}()")
 
-        return self._first_in_classes(self.path, qualified_class, exported, 0)
+        return self._first_in_classes(self.path, qualified_class, exported)
 
     @recorded
     def is_property(self, qualified_class: str, name: str) -> bool:
@@ -1597,7 +1617,7 @@ class ProjectView:
                 return None  # not defined there: a base may
             return method in summary.get("properties", ())
 
-        return bool(self._first_in_classes(self.path, qualified_class, declared, 0))
+        return bool(self._first_in_classes(self.path, qualified_class, declared))
 
     @recorded
     def registers_buffer(self, qualified_class: str, name: str) -> bool:
@@ -1610,7 +1630,7 @@ class ProjectView:
             exports = self.project.exports(unit[0], (definition_of(unit[1]),))
             return True if exports is not None and name in exports.get("buffers", {}).get(unit[1], ()) else None
 
-        return self._first_in_classes(self.path, qualified_class, registered, 0) is not None
+        return self._first_in_classes(self.path, qualified_class, registered) is not None
 
     @recorded
     def parameter_free(self, qualified_class: str) -> bool:
@@ -1624,7 +1644,7 @@ class ProjectView:
             summary = self.project.summary(unit[0])
             return True if summary is None or unit[1] in summary.get("parameter_makers", ()) else None
 
-        if self._first_in_classes(self.path, qualified_class, makes_parameters, 0):
+        if self._first_in_classes(self.path, qualified_class, makes_parameters):
             return False
         exports = self.project.exports(unit[0], (definition_of(unit[1]),))
         return exports is not None and unit[1] in exports.get("parameter_free", ())
@@ -1645,7 +1665,7 @@ class ProjectView:
             parameters = summary.get("params", {}).get(name, [])
             return parameters[1:], dict(summary.get("param_fields", {}).get(name, {}))
 
-        return self._first_in_classes(self.path, qualified_class, stored, 0)
+        return self._first_in_classes(self.path, qualified_class, stored)
 
     @recorded
     def constructed_field(self, qualified_class: str, name: str) -> Value | None:
@@ -1669,19 +1689,11 @@ class ProjectView:
                 joined = joined.merge(value) if value is not None else joined
         return joined
 
-    def _first_in_classes(self, importer: Path, qualified: str, answer: Callable[[Unit], _T | None],
-                          depth: int) -> _T | None:
-        """The first answer of the project class a reference names, or of its project bases, in
-        order and depth first as Python's simple cases (`answer` gets the class's unit)."""
-        found = self.project.class_bases(importer, qualified)
-        unit = self.project.definition(importer, qualified)
-        if found is None or unit is None or depth > RE_EXPORT_HOPS:
-            return None
-        got = answer(unit)
-        if got is not None:
-            return got
-        for base in found[1]:
-            got = self._first_in_classes(found[0], base, answer, depth + 1)
+    def _first_in_classes(self, importer: Path, qualified: str, answer: Callable[[Unit], _T | None]) -> _T | None:
+        """The first answer of the project class a reference names, or of its lineage's classes in
+        order (Project.lineage; `answer` gets the class's unit)."""
+        for unit, _ in self.project.lineage(importer, qualified):
+            got = answer(unit)
             if got is not None:
                 return got
         return None
