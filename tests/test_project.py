@@ -1953,3 +1953,45 @@ def test_a_class_lineage_is_pythons_method_order_once_per_class_and_bounded(tmp_
     deep = [unit[1] for unit, _ in project.lineage(train, "deep.C0")]
     assert deep == [f"C{i}" for i in range(project_module.MAX_LINEAGE + 1)]  # C0 and eight levels of bases
     assert project.is_module_class(train, "deep.C4") and not project.is_module_class(train, "deep.C0")
+
+
+WRAPPER = """
+    import torch
+
+
+    class DataParallel(torch.nn.DataParallel):
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self.module, name)
+"""
+
+
+def test_an_attribute_a_project_classs_getattr_answers_is_not_guessed_a_parameter(tmp_path: Path) -> None:
+    """Wave-U-Net's trainer: `model = model_utils.DataParallel(model)`, whose `__getattr__` hands
+    `model.shapes` (a dict of ints) to the wrapped model; without that method a module's unknown
+    attribute is read as a parameter, as before."""
+    train = """
+        import numpy as np
+        import torch
+        from wrapper import DataParallel
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+                self.shapes = {"output_frames": 4}
+
+
+        model = DataParallel(Net())
+        lengths = [n // model.shapes["output_frames"] + 1 for n in (8, 16)]
+        print(np.cumsum(lengths))
+    """
+    write(tmp_path, {"setup.py": "", "wrapper.py": WRAPPER, "train.py": train})
+    assert codes(tmp_path, "train.py") == []
+    assert run_script(tmp_path, "train.py").returncode == 0
+    forget_projects()
+    write(tmp_path, {"wrapper.py": "import torch\n\n\nclass DataParallel(torch.nn.DataParallel):\n    pass\n"})
+    assert [line for line, message in codes(tmp_path, "train.py") if "DET106" in message] == [15]

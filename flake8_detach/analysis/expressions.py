@@ -507,6 +507,8 @@ class ExpressionEvaluator:
                 known = self.interp.foreign_property(base.callee, attr)
             if known is not None:
                 return known  # `buffer.device`: a field of a class of another project file
+            if self.interp.foreign_getattr(base.callee):
+                return EMPTY  # no field: the class's own `__getattr__` answers, with what we cannot tell
         elif isinstance(base.callee, ClassInfo):
             known = self.interp.summaries.read_field(base.callee, attr, self.interp.current_function)
             if known is not None and known.objs:

@@ -485,6 +485,14 @@ class Interpreter:
             return None
         return self.foreign_member(ForeignClass(owner.qualified), name, "returns")
 
+    def foreign_getattr(self, owner: ForeignClass) -> bool:
+        """Whether a class of another project file answers reads of attributes its instances lack
+        (`__getattr__`, here or in a project base: `DataParallel` subclasses that hand them to
+        the wrapped model)."""
+        project = self.project
+        return project is not None and bool(project.values or project.returns) and \
+            project.answers_missing_attributes(owner.qualified)
+
     def foreign_buffer(self, owner: ClassInfo | ForeignClass, name: str) -> bool:
         """Whether a class of another project file (or a base there of a class of this file)
         registers a buffer `name`: a tensor of the module that is no parameter."""

@@ -1620,6 +1620,20 @@ class ProjectView:
         return bool(self._first_in_classes(self.path, qualified_class, declared))
 
     @recorded
+    def answers_missing_attributes(self, qualified_class: str) -> bool:
+        """Whether a class of another project file, or one of its project bases, defines
+        `__getattr__`: an attribute its instances lack is what that method gives (a wrapper that
+        hands reads to the model it holds), nothing the class's kind says."""
+        if not (self.values or self.returns):
+            return False
+
+        def defines(unit: Unit) -> bool | None:
+            summary = self.project.summary(unit[0])
+            return True if summary is not None and f"{unit[1]}.__getattr__" in summary["functions"] else None
+
+        return bool(self._first_in_classes(self.path, qualified_class, defines))
+
+    @recorded
     def registers_buffer(self, qualified_class: str, name: str) -> bool:
         """Whether a class of another project file, or one of its project bases, registers a
         buffer `name` (`self.register_buffer(name, t)`; the export's "buffers")."""
