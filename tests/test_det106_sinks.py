@@ -112,3 +112,18 @@ def test_arange_converts_a_0_dim_bound(bounds: str, flagged: int) -> None:
 
         fixed = fix_source(source, Settings(), unsafe=False).source
         assert fixed.endswith("grid = np.arange((out.min() - 1).item(), (out.max() + 1).item(), 0.1)\n"), fixed
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["plt.scatter(x[:, 0], x[:, 1], c=ARG)", "plt.hist(y, weights=ARG)", "plt.errorbar(y, y, yerr=ARG)",
+     "plt.fill_between(y, 0, y2=ARG)"],
+)
+def test_keyword_data_of_plots_is_converted(call: str) -> None:
+    """matplotlib converts these keywords' values with np.asanyarray (checked on matplotlib 3.11.2
+    with a tensor that requires grad: the RuntimeError of `.numpy()`); a colour name is no tensor."""
+    source = "import matplotlib.pyplot as plt\n" + HEADER + call.replace("ARG", "out") + "\n"
+    assert [d.code for d in check_source(source)] == ["DET106"], source
+    clean = "import matplotlib.pyplot as plt\n" + HEADER + call.replace("ARG", "out.detach()") + "\n"
+    assert check_source(clean) == []
+    assert check_source("import matplotlib.pyplot as plt\n" + HEADER + "plt.plot(y, y, c='red')\n") == []

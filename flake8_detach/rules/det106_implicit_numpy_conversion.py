@@ -15,8 +15,11 @@ from ..diagnostics import Finding, Fix
 from ..fixing.rewrites import NO_SHARING, Sharing, chained, conversion_sharing
 from .base import Invalid, Rule, call_site_note
 
-# Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...).
-DATA_KEYWORDS = frozenset({"a", "x", "y", "data", "arr", "ary", "X", "Y", "Z", "values", "C", "s"})
+# Keyword arguments that carry the data being converted (not `dtype=`, `label=`, `color=`, ...):
+# matplotlib 3.11.2 maps a scatter's `c=`, a histogram's `weights=`, error bars and
+# fill_between's bounds with np.asanyarray too (tests/test_det106_sinks.py).
+DATA_KEYWORDS = frozenset({"a", "x", "y", "data", "arr", "ary", "X", "Y", "Z", "values", "C", "s",
+                           "c", "weights", "xerr", "yerr", "y1", "y2"})
 def numpy_function(facts: Facts, converting: ConvertingCall) -> str | None:
     """`exp` for `np.exp(...)` (through the module's imports); None for other libraries."""
     qualified = facts.imports.resolve(converting.call.func)
