@@ -489,9 +489,7 @@ class Interpreter:
         """Whether a class of another project file answers reads of attributes its instances lack
         (`__getattr__`, here or in a project base: `DataParallel` subclasses that hand them to
         the wrapped model)."""
-        project = self.project
-        return project is not None and bool(project.values or project.returns) and \
-            project.answers_missing_attributes(owner.qualified)
+        return self.project is not None and self.project.answers_missing_attributes(owner.qualified)
 
     def foreign_buffer(self, owner: ClassInfo | ForeignClass, name: str) -> bool:
         """Whether a class of another project file (or a base there of a class of this file)

@@ -1626,12 +1626,8 @@ class ProjectView:
         hands reads to the model it holds), nothing the class's kind says."""
         if not (self.values or self.returns):
             return False
-
-        def defines(unit: Unit) -> bool | None:
-            summary = self.project.summary(unit[0])
-            return True if summary is not None and f"{unit[1]}.__getattr__" in summary["functions"] else None
-
-        return bool(self._first_in_classes(self.path, qualified_class, defines))
+        unit = self.project.definition(self.path, qualified_class)
+        return unit is not None and self.project.inherited((unit[0], f"{unit[1]}.__getattr__")) is not None
 
     @recorded
     def registers_buffer(self, qualified_class: str, name: str) -> bool:
