@@ -65,8 +65,8 @@ def test_callable_parameter_is_as_unknown_as_the_parameter() -> None:
 
 
 GPU_FLAG = (
-    "import torch\nuse_gpu = torch.cuda.is_available()\nnet = torch.nn.Linear(3, 2)\n"
-    "if use_gpu:\n    net.cuda()\nwith torch.no_grad():\n    scores = net(torch.randn(4, 3))\n"
+    "import torch\nuse_gpu = torch.cuda.is_available()\nnet, x = torch.nn.Linear(3, 2), torch.randn(4, 3)\n"
+    "if use_gpu:\n    net.cuda(); x = x.cuda()\nwith torch.no_grad():\n    scores = net(x)\n"
 )
 
 
@@ -101,9 +101,9 @@ def test_a_test_a_gpu_move_is_made_under_is_a_device_flag_whatever_its_name(show
 
 
 def test_a_negated_device_flag_guards_what_its_false_branch_moves() -> None:
-    source = ("import torch\nfrom torch import nn\n\n\ndef run(args):\n    net = nn.Linear(3, 3)\n"
+    source = ("import torch\nfrom torch import nn\n\n\ndef run(args, x):\n    net = nn.Linear(3, 3)\n"
               "    net = net.cuda() if not args.no_cuda else net\n    with torch.no_grad():\n"
-              "        out = net(torch.ones(2, 3))\n    if args.no_cuda:\n        print(out.numpy())\n"
+              "        out = net(x)\n    if args.no_cuda:\n        print(out.numpy())\n"
               "    print(out.numpy())\n")
     assert lines(source) == [(12, "DET104")]
 

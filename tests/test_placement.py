@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 from test_project import write
+from torch import nn
 
+from flake8_detach.analysis import placement
 from flake8_detach.analysis.project import forget_projects, project_view
 from flake8_detach.analysis.witness import holds
 from flake8_detach.engine import Place, analyze, check_source
@@ -127,3 +129,119 @@ def test_the_typed_constructors_give_cpu_tensors_whatever_they_are_given() -> No
     assert torch.tensor(elsewhere).device.type == "meta"  # takes its data's device
     made = torch.ones(2)
     assert made.cpu() is made  # on the CPU, `.cpu()` is the tensor itself: nothing is recorded
+
+
+# ---------------------------------------------------------------- runs that stop on a GPU
+# A tensor on the CPU meets one on a GPU in an operation that checks devices: a run with the GPU
+# raises there, so what the operation gives is only computed on the CPU (Flag.CPU_RUNS_ONLY).
+GPU_HEAD = "DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+
+
+def device_lines(source: str, code: str = "DET104") -> list[int]:
+    return [d.line for d in check_source(HEAD + GPU_HEAD + source) if d.code == code]
+
+
+STOPPED_ON_A_GPU = [
+    # line 3 of HEAD + GPU_HEAD is the first line below; the `.numpy()` is on the last line
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.mm(torch.ones(4, 3), w)\n",
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.ones(4, 3) @ w + 1\n",
+    "w = torch.zeros(2, 3, device=DEVICE)\ny = torch.nn.functional.linear(torch.ones(4, 3), w).exp()\n",
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.ones(4, 3).matmul(w)\n",
+    # an elementwise operation with a GPU tensor afterwards passes it on
+    "w = torch.zeros(3, 2, device=DEVICE)\nb = torch.zeros(2, device=DEVICE)\ny = torch.add(torch.mm(torch.ones(4, 3), w), b)\n",
+    "layer = nn.Linear(3, 2).to(DEVICE)\ny = layer(torch.ones(4, 3)).detach()\n",
+    "layer = nn.LSTM(3, 2).to(DEVICE)\ny, _ = layer(torch.ones(5, 4, 3))\ny = y.detach()\n",
+    # through a function of the file: the result stays one that only CPU runs compute
+    ("def soft(z):\n    return torch.exp(z) / torch.exp(z).sum()\n"
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = soft(torch.mm(torch.ones(4, 3), w))\n"),
+    # through a method of a plain class whose weights were made on the device (set 55's notebook)
+    ("class Scratch:\n    def __init__(self):\n        self.w = torch.zeros(2, 3, device=DEVICE)\n"
+    "    def forward(self, x):\n        logits = torch.mm(x, self.w.t())\n        return logits, torch.softmax(logits, dim=1)\n"
+    "model = Scratch()\n_, y = model.forward(torch.tensor([[1.0, 2.0, 3.0]]).float())\n"),
+    # a join with what a GPU run cannot reach is where the other side is
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.mm(torch.ones(4, 3), w) if FLAG else torch.ones(4, 2)\n",
+    # a module class of the file whose own layer meets the CPU input, called on an instance moved there
+    ("class Flow(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(3, 2)\n"
+     "    def forward(self, x):\n        return self.net(x).exp()\n"
+     "model = Flow().to(DEVICE)\ny = model(torch.ones(4, 3)).detach()\n"),
+    # the parameter of a helper every call gives a CPU tensor
+    "w = torch.zeros(3, 2, device=DEVICE)\ndef predict(x):\n    return torch.mm(x, w)\ny = predict(torch.ones(4, 3))\n",
+]
+
+
+@pytest.mark.parametrize("computed", STOPPED_ON_A_GPU)
+def test_what_only_runs_without_a_gpu_compute_is_not_on_a_gpu(computed: str) -> None:
+    assert device_lines(computed + "y.numpy()\n") == []
+
+
+STILL_ON_A_GPU = [
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.mm(torch.ones(4, 3).to(DEVICE), w)\n",  # both there
+    "w = torch.zeros(3, device=DEVICE)\ny = torch.ones(()) + w\n",  # `+` takes a 0-dim CPU tensor
+    "w = torch.zeros(3, 2, device=DEVICE)\ny = torch.mm(X, w)\n",  # X: nothing says where it lives
+    # a join with a value a GPU run computes
+    "w = torch.zeros(3, 2, device=DEVICE)\nif FLAG:\n    y = torch.mm(torch.ones(4, 3), w)\nelse:\n    y = w * 2\n",
+    # a module of unknown class may move its input itself
+    "model = torch.hub.load('repo', 'net').to(DEVICE)\ny = model(torch.ones(4, 3)).detach()\n",
+    # a module class of the file that moves its input to where its layers are
+    ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n"
+    "    def forward(self, x):\n        return self.fc(x.to(DEVICE))\n"
+    "model = Net().to(DEVICE)\ny = model(torch.ones(4, 3)).detach()\n"),
+    "model = nn.DataParallel(nn.Linear(3, 2)).to(DEVICE)\ny = model(torch.ones(4, 3)).detach()\n",
+    # the same class, its input moved first, or its output moved after
+    ("class Flow(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(3, 2)\n"
+     "    def forward(self, x):\n        return self.net(x).exp()\n"
+     "model = Flow().to(DEVICE)\ny = model(torch.ones(4, 3).to(DEVICE)).detach()\n"),
+    ("class Flow(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(3, 2)\n"
+     "    def forward(self, x):\n        return self.net(x).exp()\n"
+     "model = Flow()\ny = model(torch.ones(4, 3)).detach().to(DEVICE)\n"),
+    # the program may build its factories on the GPU
+    "torch.set_default_device(DEVICE)\nw = torch.zeros(3, 2, device=DEVICE)\ny = torch.mm(torch.ones(4, 3), w)\n",
+    # a helper whose parameter some call gives a GPU tensor
+    ("w = torch.zeros(3, 2, device=DEVICE)\ndef predict(x):\n    return torch.mm(x, w)\n"
+    "predict(torch.ones(4, 3))\ny = predict(torch.ones(4, 3).to(DEVICE))\n"),
+]
+
+
+@pytest.mark.parametrize("computed", STILL_ON_A_GPU)
+def test_what_a_gpu_run_may_compute_is_still_flagged(computed: str) -> None:
+    assert device_lines(computed + "y.numpy()\n") == [len((computed + "y.numpy()\n").splitlines()) + 3]
+
+
+def test_a_copy_to_the_cpu_of_what_only_cpu_runs_compute_is_no_recorded_copy() -> None:
+    """DET102's claim is a copy recorded on a GPU: a run that gets here has none."""
+    source = ("w = torch.zeros(3, 2, device=DEVICE, requires_grad=True)\n"
+              "y = torch.mm(torch.ones(4, 3), w)\ny.cpu().detach()\n")
+    assert device_lines(source, "DET102") == []
+    assert device_lines(source.replace("torch.ones(4, 3)", "X"), "DET102") == [6]
+
+
+# torch 2.13 on the meta device checks these layers' parameters against a CPU input as CUDA does;
+# Conv and `torch.mm` pass on meta and are checked on a GPU only (CUDA: "Input type
+# (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same",
+# "... (when checking argument for argument mat2 in method wrapper_CUDA_mm)").
+META_CHECKED = {"Linear": (nn.Linear(3, 2), (torch.ones(4, 3),)),
+                "Bilinear": (nn.Bilinear(3, 3, 2), (torch.ones(4, 3), torch.ones(4, 3))),
+                "LSTM": (nn.LSTM(3, 2), (torch.ones(5, 4, 3),)), "GRU": (nn.GRU(3, 2), (torch.ones(5, 4, 3),)),
+                "LSTMCell": (nn.LSTMCell(3, 2), (torch.ones(4, 3),)), "GRUCell": (nn.GRUCell(3, 2), (torch.ones(4, 3),))}
+
+
+@pytest.mark.parametrize("name", sorted(META_CHECKED))
+def test_a_layer_elsewhere_refuses_a_cpu_input(name: str) -> None:
+    assert name in placement.DEVICE_CHECKING_LAYERS
+    layer, inputs = META_CHECKED[name]
+    with pytest.raises(RuntimeError, match="device"):
+        layer.to("meta")(*inputs)
+
+
+GPU_CHECKED = {"Conv2d": (nn.Conv2d(1, 1, 1), lambda: torch.ones(1, 1, 2, 2)), "RNN": (nn.RNN(3, 2), lambda: torch.ones(5, 4, 3)),
+               "Linear": (nn.Linear(3, 2), lambda: torch.ones(4, 3))}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the GPU's device checks cannot be run here")
+@pytest.mark.parametrize("name", sorted(GPU_CHECKED))
+def test_a_layer_on_the_gpu_refuses_a_cpu_input(name: str) -> None:
+    layer, make = GPU_CHECKED[name]
+    with pytest.raises(RuntimeError):
+        layer.cuda()(make())
+    with pytest.raises(RuntimeError):
+        torch.mm(torch.ones(2, 2), torch.ones(2, 2, device="cuda"))

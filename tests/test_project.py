@@ -1995,3 +1995,39 @@ def test_an_attribute_a_project_classs_getattr_answers_is_not_guessed_a_paramete
     forget_projects()
     write(tmp_path, {"wrapper.py": "import torch\n\n\nclass DataParallel(torch.nn.DataParallel):\n    pass\n"})
     assert [line for line, message in codes(tmp_path, "train.py") if "DET106" in message] == [15]
+
+
+HELPERS_THAT_DROP_GRAD = """
+    import torch
+
+
+    def detached(x):
+        return x.detach()
+
+
+    def reciprocal_rank(indices, targets):
+        hits = (targets.view(-1, 1).expand_as(indices) == indices).nonzero()
+        return torch.reciprocal((hits[:, -1] + 1).float()).sum().data / targets.size(0)
+"""
+
+
+def test_a_helper_of_another_file_that_drops_grad_keeps_its_arguments_device(tmp_path: Path) -> None:
+    """GRU4REC's metric: an MRR computed from the targets' indices (`nonzero`, `.data`) lives where
+    the caller's targets do, though no grad reaches it; a helper that detaches its argument too."""
+    train = """
+        import numpy as np
+        import torch
+        from metrics import detached, reciprocal_rank
+
+        DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.Linear(3, 2).to(DEVICE)
+        out = model(torch.ones(4, 3).to(DEVICE))
+        target = torch.zeros(4, dtype=torch.long).to(DEVICE)
+        scores = [reciprocal_rank(torch.topk(out, 1, -1)[1], target)]
+        print(np.mean(scores), detached(out).numpy())
+        print(detached(out.cpu()).numpy(), reciprocal_rank(torch.zeros(4, 1, dtype=torch.long), torch.zeros(4)).numpy())
+    """
+    write(tmp_path, {"setup.py": "", "metrics.py": HELPERS_THAT_DROP_GRAD, "train.py": train})
+    found = codes(tmp_path, "train.py")
+    assert [(line, message[:6]) for line, message in found] == [(10, "DET106"), (10, "DET104")]
+    assert run_script(tmp_path, "train.py").returncode == 0  # on the CPU; on a GPU line 10 raises

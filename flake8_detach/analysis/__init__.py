@@ -4,7 +4,8 @@ Where each concern lives:
 
 - :mod:`.values` (the lattice of abstract values), :mod:`.dtypes` and :mod:`.array_facts` (dtype,
   layout and stride facts), :mod:`.ranks` (0-dim tensors: a reduced loss, which indexing
-  refuses), :mod:`.placement` (tensors on the CPU on every path, where `.cpu()` copies nothing), :mod:`.frames` (pandas frames and scikit-learn's scalers and splitter:
+  refuses), :mod:`.placement` (tensors on the CPU on every path, where `.cpu()` copies nothing, and
+  what only runs without a GPU compute: a CPU tensor met a GPU one in `mm` or a layer), :mod:`.frames` (pandas frames and scikit-learn's scalers and splitter:
   the tabular path's dtypes), :mod:`.semantics` (library tables: what torch/NumPy calls do),
   :mod:`.numpy_sinks` (which NumPy functions convert a tensor: measured, scripts/check_numpy_sinks.py),
   :mod:`.tensor_methods` (torch.Tensor's methods: a name outside them is no tensor's),

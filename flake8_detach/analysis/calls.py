@@ -48,6 +48,7 @@ from .values import (
     merge_all,
     module_item,
     passed_by,
+    passed_device,
     passed_tensors,
     seen_from,
 )
@@ -408,6 +409,8 @@ class CallEvaluator:
                            | callee.flags & (Flag.DETECTION | Flag.ZERO_DIM), origin=f"output of {name or 'a module'}")
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
+                output = output.with_flags(add=self._module_gpu_stop(callee, node, positional, returned))
+            if node is not None:
                 self._note_module_clash(callee, node, positional, name)
             if positional and positional[0].has(Flag.PACKED_SEQUENCE):
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
@@ -554,6 +557,40 @@ class CallEvaluator:
         if forward is not None:
             return self._call_defined(forward, node, positional, keywords)
         return None
+
+    def _module_gpu_stop(self, module: Value, node: cst.Call, positional: list[Value], returned: Value | None) -> int:
+        """What says a module's output is computed only by runs without a GPU (placement.py): a
+        torch.nn layer on a GPU given a tensor on the CPU raises, and so does a module class of
+        the file whose `forward`, analysed for this call, gives only such values; an input
+        computed that way passes it on. A layer of the method's own instance (`self.fc(x)`) is
+        where the instance is: given a tensor on the CPU, it raised where a call of the instance
+        moved to a GPU ran, which that call reads (CPU_INTO_OWN_LAYER)."""
+        flags = placement.stopped_on_a_gpu(positional)
+        own_field = self._own_field(node.func)
+        if returned is not None:
+            inner = returned.flags & placement.STOPPED_ON_A_GPU
+            if inner & Flag.CPU_INTO_OWN_LAYER and not own_field:
+                # Its own layers met a tensor on the CPU: where this instance is on a GPU, they raised.
+                inner &= ~Flag.CPU_INTO_OWN_LAYER
+                if module.has(Flag.DEVICE) and not self.interp.default_device_may_move():
+                    inner |= Flag.CPU_RUNS_ONLY
+            flags |= inner
+        if module.callee in placement.DEVICE_CHECKING_LAYERS and positional:
+            flags |= self.interp.gpu_stops_here(positional[0], module)
+            if own_field and not module.has(Flag.DEVICE) and placement.on_the_cpu_everywhere(positional[0]):
+                flags |= Flag.CPU_INTO_OWN_LAYER
+        return flags
+
+    def _own_field(self, callee: cst.BaseExpression) -> bool:
+        """`self.fc` (or `self.layers[i]`) in a method: a submodule of the method's instance."""
+        while isinstance(callee, cst.Subscript):
+            callee = callee.value
+        function = self.interp.current_function
+        if not isinstance(callee, cst.Attribute) or not isinstance(callee.value, cst.Name) or (
+                function is None or function.cls is None or is_static(function.node)):
+            return False
+        params = function.node.params.params
+        return bool(params) and callee.value.value == params[0].name.value
 
     @staticmethod
     def _forward_gives_none(module: Value) -> bool:
@@ -840,6 +877,10 @@ class CallEvaluator:
                 part = part.with_flags(remove=Flag.UNKNOWN_ARG)
             operands.append(part)
         combined = merge_all(operands)
+        if combined.flags & TENSOR_FLOW:
+            stops = self.interp.gpu_stops_here(*operands[:2]) if (
+                last in placement.DEVICE_CHECKING_FUNCTIONS and len(operands) >= 2) else 0
+            combined = combined.with_flags(add=stops | placement.stopped_on_a_gpu(operands))
         if last in sem.NO_GRAD_RESULTS:
             return sem.integer_result(combined.with_flags(add=Flag.TENSOR))
         if last in sem.VALUES_INDICES and (len(positional) >= 2 or "dim" in keywords):
@@ -1015,7 +1056,7 @@ class CallEvaluator:
             env.vars[receiver_name] = receiver.with_flags(add=Flag.TENSOR | Flag.GRAD, remove=Flag.UNKNOWN_ARG)
             return EMPTY
         if method in ("detach", "detach_"):
-            return receiver.with_flags(add=Flag.TENSOR, remove=GRAD_FLAGS)
+            return receiver.with_flags(add=Flag.TENSOR | passed_device(receiver), remove=GRAD_FLAGS)
         if method == "numpy":
             return Value(Flag.NDARRAY | receiver.dtype)
         if method == "cpu":
@@ -1025,6 +1066,11 @@ class CallEvaluator:
         if method == "to":
             result = self._moved_to(receiver, positional, keywords)
             dtype = _target_dtype(positional, keywords)
+            if dtype and receiver.flags in (Flag.NONE, Flag.UNKNOWN_OBJECT):
+                # `out.hidden_states[-1].to(torch.bfloat16)`: only a tensor or a module takes a
+                # torch dtype, and a module's `.to` gives the module, which has no tensor method
+                # to go on with (`.numpy()`): where one follows, it ran on a tensor.
+                result = result.with_flags(add=Flag.TENSOR)
             if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
                 return _integer_cast(result, dtype, receiver)
             return result.with_dtype(dtype) if dtype is not None else result
@@ -1071,6 +1117,8 @@ class CallEvaluator:
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())
+                stops = self.interp.gpu_stops_here(receiver, value) if method in placement.DEVICE_CHECKING_METHODS else 0
+                result = result.with_flags(add=stops | placement.stopped_on_a_gpu((receiver, value)))
         if method in ranks.FULL_REDUCTIONS and ranks.full_reduction(node, 0):
             result = result.with_flags(add=Flag.ZERO_DIM)  # `loss.sum()`, `t.max()`
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(
@@ -1313,7 +1361,7 @@ def _affine(node: cst.Call, keyword: str, default: bool) -> bool:
 
 def with_arguments(returned: Value, arguments: list[Value]) -> Value:
     """A result computed from parameters of unknown origin, seen where these arguments are passed."""
-    return seen_from(returned, functools.partial(passed_tensors, arguments))
+    return seen_from(returned, functools.partial(passed_tensors, arguments), devices=True)
 
 
 @dataclass(frozen=True)

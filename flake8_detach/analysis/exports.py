@@ -20,16 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .values import DTYPES, TENSOR_FLOW, Flag, Value, join_flags
+from .values import DTYPES, STOPPED_ON_A_GPU, TENSOR_FLOW, Flag, Value, join_flags
 
-EXPORT_FORMAT = "18"  # bump when the layout or meaning of an export changes
+EXPORT_FORMAT = "19"  # bump when the layout or meaning of an export changes
 # What an export keeps of a value: what a rule or a later call can use in another file.
-# FROZEN, ZERO_DIM and ON_CPU are must-facts (every joined module frozen, every joined tensor 0-dim
-# or on the CPU):
+# FROZEN, ZERO_DIM, ON_CPU and STOPPED_ON_A_GPU's bits are must-facts (every joined module frozen,
+# every joined tensor 0-dim, on the CPU, or computed only where a GPU run stopped before):
 # joins of encodings go through `join_encoded`.
 # MODULE_HINT: what `torch.load(path)["model"]` gives is a model where the importing file calls it.
 KEPT = (TENSOR_FLOW | Flag.DEVICE_SPEC | Flag.CPU_SPEC | Flag.MODULE | Flag.NDARRAY | Flag.CONTAINER
-        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION | Flag.FROZEN | Flag.ZERO_DIM | Flag.MODULE_HINT | Flag.ON_CPU)
+        | Flag.NOT_TENSOR | DTYPES | Flag.DETECTION | Flag.FROZEN | Flag.ZERO_DIM | Flag.MODULE_HINT | Flag.ON_CPU
+        | STOPPED_ON_A_GPU | Flag.PASSED_DEVICE)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from . import array_facts, frames, ranks
+from . import array_facts, frames, placement, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .construction import unset_in_constructor
@@ -30,8 +30,23 @@ from .guards import (
 from .scopes import ClassInfo, Env, FunctionInfo
 from .syntax import all_params, is_property, slot_name, string_value
 from .uses import tensor_users
-from .values import ARRAY_LAYOUT, DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, merge_all, module_item
+from .values import (
+    ARRAY_LAYOUT,
+    DTYPES,
+    EMPTY,
+    STOPPED_ON_A_GPU,
+    TENSOR_FLOW,
+    Flag,
+    Value,
+    merge_all,
+    module_item,
+    passed_device,
+)
 from .versions import known_branch
+
+# What `.data` and `.grad` keep of a tensor besides where it lives: its rank, and that only runs
+# without a GPU reach it (placement.py).
+_PATH_FACTS = Flag.ZERO_DIM | STOPPED_ON_A_GPU
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -226,6 +241,9 @@ class ExpressionEvaluator:
             result = result.with_dtype(dt.COMPLEX)  # `t * 1j`: complex, whatever `t` holds
         if result.flags & TENSOR_FLOW and not isinstance(node.operator, cst.MatrixMultiply):
             result = result.with_flags(add=ranks.zero_dim_of(left, right))  # `loss / n`: still 0-dim
+        if result.flags & TENSOR_FLOW:
+            stops = self.interp.gpu_stops_here(left, right) if isinstance(node.operator, cst.MatrixMultiply) else 0
+            result = result.with_flags(add=stops | placement.stopped_on_a_gpu((left, right)))
         if not result.flags and isinstance(node.operator, cst.Add) and (
             left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
         ):
@@ -535,9 +553,10 @@ class ExpressionEvaluator:
             if attr == "data" and (not base.is_tensor_like or base.has(Flag.NOT_TENSOR)):
                 return EMPTY  # `.data` of an unknown object (a box, a record) says nothing
             if attr == "data":
-                return Value(Flag.TENSOR | base.flags & Flag.ZERO_DIM, origin=base.origin).with_device_of(base)
+                return Value(Flag.TENSOR | base.flags & _PATH_FACTS | passed_device(base), origin=base.origin
+                             ).with_device_of(base)
             if attr == "grad":
-                return Value(Flag.TENSOR | base.flags & Flag.ZERO_DIM).with_device_of(base)
+                return Value(Flag.TENSOR | base.flags & _PATH_FACTS | passed_device(base)).with_device_of(base)
             if attr in sem.SHAPE_PRESERVING_ATTRIBUTES:
                 return _attribute_view(base, attr)
             if attr == "device":

@@ -107,7 +107,7 @@ class Interpreter:
                  wanted: frozenset[str] | None = None, source: str | None = None) -> None:
         self.module = module
         self.source = source  # the module's text, where the front has it (else printed when asked)
-        self._default_device: bool | None = None  # _default_device_may_move, once asked
+        self._default_device: bool | None = None  # default_device_may_move(), once asked
         self.imports = imports
         self.project = project
         if project is not None:  # what the file's imports name among the project's own modules
@@ -116,7 +116,7 @@ class Interpreter:
         else:
             self.extra_no_grad = GradOffNames(extra_no_grad)
         self.converting_functions = converting_functions
-        self.facts = Facts(imports, module=module, default_device_may_move=self._default_device_may_move)
+        self.facts = Facts(imports, module=module, default_device_may_move=self.default_device_may_move)
         # The state of the walk, shared by its parts.
         self.grad_enabled = True
         # A module statement `torch.set_grad_enabled(False)` ran (statements._switch_grad_mode): the
@@ -159,7 +159,7 @@ class Interpreter:
         self.eval = self.expressions.eval
         self.assign = self.statements.assign
 
-    def _default_device_may_move(self) -> bool:
+    def default_device_may_move(self) -> bool:
         """Whether this file, or its project, may build factories' tensors off the CPU
         (analysis/placement.py); read once, where a rule first relies on ON_CPU."""
         if self._default_device is None:
@@ -167,6 +167,14 @@ class Interpreter:
             self._default_device = placement.default_device_may_move(text) or (
                 self.project is not None and self.project.moves_default_device())
         return self._default_device
+
+    def gpu_stops_here(self, first: Value, second: Value) -> int:
+        """CPU_RUNS_ONLY where a device-checking operation is given a tensor on the CPU and one that
+        may be on a GPU (analysis/placement.py): a run with the GPU raises there. ON_CPU counts only
+        where the program keeps its factories on the CPU."""
+        if placement.raises_on_a_gpu(first, second) and not self.default_device_may_move():
+            return Flag.CPU_RUNS_ONLY
+        return Flag.NONE
 
     @functools.cached_property
     def defines_own_autograd(self) -> bool:
@@ -289,7 +297,11 @@ class Interpreter:
             if judged or name in grad_free or name in numbers:
                 # every call is in the file, or passes no grad tensor, or the body uses it as a size
                 declared = declared.with_flags(remove=Flag.UNKNOWN_ARG)
-            env.vars[name] = declared.merge(info.arg_values.get(name, EMPTY)).merge(incoming.get(name, EMPTY))
+            passed = info.arg_values.get(name, EMPTY).merge(incoming.get(name, EMPTY))
+            # A context's calls all pass a tensor on the CPU, or none does (summaries.KEY_FLAGS):
+            # the placeholder for unknown callers does not undo that must-fact here.
+            on_cpu = passed.flags & Flag.ON_CPU if not info.is_base and name in info.arg_values else 0
+            env.vars[name] = declared.merge(passed).with_flags(add=on_cpu)
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
                 rest = Value(Flag.CONTAINER, elem=Value(Flag.UNKNOWN_ARG))  # and what calls pass (calls._bind_rest)

@@ -18,13 +18,23 @@ fact, true on every path, that ``values.join_flags`` keeps only where every tens
   `torch.set_default_tensor_type(torch.cuda.FloatTensor)`, or a `with torch.device("cuda"):`
   block. Where the file, or for the first two any file of its project, spells one, DET102 does
   not trust the fact (``default_device_may_move``).
+
+Where a tensor on the CPU on every path meets one that may be on a GPU in an operation that
+checks its operands' devices whatever their shapes (`torch.mm`, `@`, `F.linear`, a `Linear` or
+`Conv2d` layer: torch raises "Expected all tensors to be on the same device" or "Input type
+(torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"), a run with the
+GPU stops there. What the operation gives, and everything computed from it, is reached only by
+runs with those operands on the CPU: ``Flag.CPU_RUNS_ONLY``, which DET102, DET104 and DET106 read
+as "not on a GPU" (``Value.may_be_on_device``). An elementwise `+` does not check (a 0-dim CPU
+tensor may meet a GPU one), so it only passes the fact on.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from .values import TENSOR_FLOW, Flag, Value
+from .values import STOPPED_ON_A_GPU, TENSOR_FLOW, Flag, Value
 
 # torch's namespaces whose factories build on the default device (not `torch.cuda.FloatTensor`).
 CPU_FACTORY_NAMESPACES = frozenset({"torch", "torch.autograd", "torch.sparse"})
@@ -64,3 +74,37 @@ def factory_on_the_cpu(qualified: str, arguments: list[Value]) -> bool:
 def default_device_may_move(text: str) -> bool:
     """Whether a file's text may build its factories' tensors off the CPU (see the module's docstring)."""
     return _MOVES_DEFAULT_DEVICE.search(text) is not None
+
+
+# torch functions and tensor methods whose first two tensor operands must share a device, whatever
+# their shapes (a 0-dim operand raises there too: "at least 1D"); on CUDA, torch 2.13:
+# "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+# (when checking argument for argument mat2 in method wrapper_CUDA_mm)", `addmm` for `F.linear`.
+DEVICE_CHECKING_FUNCTIONS = frozenset(
+    {"mm", "matmul", "bmm", "mv", "linear", "bilinear", "conv1d", "conv2d", "conv3d",
+     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"})
+DEVICE_CHECKING_METHODS = frozenset({"mm", "matmul", "bmm", "mv"})
+# torch.nn layers whose parameters meet the input on every call (no switch turns them off);
+# tests/test_placement.py runs each with its parameters on the meta device and a CPU input.
+DEVICE_CHECKING_LAYERS = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+     "ConvTranspose3d", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
+
+
+def on_the_cpu_everywhere(value: Value) -> bool:
+    """A tensor on the CPU on every path (ON_CPU), with nothing saying it may be elsewhere."""
+    return bool(value.flags & Flag.ON_CPU and value.flags & TENSOR_FLOW and not value.flags & Flag.DEVICE)
+
+
+def raises_on_a_gpu(first: Value, second: Value) -> bool:
+    """Whether two operands of a device-checking operation are a tensor on the CPU on every path
+    and one that may be on a GPU: there, the operation raises."""
+    return any(on_the_cpu_everywhere(a) and b.flags & Flag.DEVICE for a, b in ((first, second), (second, first)))
+
+
+def stopped_on_a_gpu(operands: Iterable[Value]) -> int:
+    """The bits of STOPPED_ON_A_GPU any operand has: computing the result needs that operand."""
+    found = Flag.NONE
+    for operand in operands:
+        found |= operand.flags & STOPPED_ON_A_GPU
+    return found

@@ -10,7 +10,7 @@ import re
 
 from . import numpy_sinks
 from .placement import on_the_cpu
-from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value
+from .values import DTYPES, EMPTY, TENSOR_FLOW, Flag, Value, passed_device
 
 # Custom autograd functions (torch 2.13: `torch.autograd.Function`, exported from
 # `torch.autograd.function`). Autograd runs their `forward` with grad off and their `backward` with
@@ -263,7 +263,7 @@ def integer_result(value: Value) -> Value:
     """An integer/bool tensor derived from ``value``: same device, never requires grad."""
     if not value.flags & TENSOR_FLOW:
         return EMPTY
-    return Value(Flag.TENSOR).with_device_of(value)
+    return Value(Flag.TENSOR | passed_device(value)).with_device_of(value)
 
 
 def values_indices(value: Value) -> Value:

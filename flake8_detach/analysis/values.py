@@ -69,10 +69,25 @@ class Flag:
     # tensors only): `.cpu()` of it returns it unchanged, so no copy is recorded (DET102). A
     # must-fact, as ZERO_DIM; a move to a device or to a place the file cannot read clears it.
     ON_CPU = 1 << 38
+    # Computed by an operation that raises where its operands are on two devices (a CPU tensor met
+    # a GPU one in `mm`, `@`, a `Linear`), or from such a value: reached only by runs where the
+    # operands said to live on a GPU are on the CPU, so no claim about a GPU holds for it. Every
+    # operation passes it on (any operand); a must-fact at joins (analysis/placement.py).
+    CPU_RUNS_ONLY = 1 << 39
+    # Computed by a parameterised layer held by the method's own instance (`self.fc(x)`) from a
+    # tensor on the CPU: where the instance lives on a GPU, that call raised. A call of the
+    # instance moved to a device turns it into CPU_RUNS_ONLY (calls._module_gpu_stop).
+    CPU_INTO_OWN_LAYER = 1 << 40
+    # Computed from a parameter of unknown origin with its grad dropped (`x.detach()`,
+    # `x.argmax(1)`): no caller's grad reaches it, but it lives where the caller's argument lives
+    # (a call of another file's function gives it the arguments' device: values.seen_from).
+    PASSED_DEVICE = 1 << 41
 
 
 # Flags that a tensor operation carries from its operands to its result.
 TENSOR_FLOW = Flag.TENSOR | Flag.GRAD | Flag.UNKNOWN_ARG | Flag.DEVICE
+# What says that a run with a GPU stops before a value is computed (analysis/placement.py).
+STOPPED_ON_A_GPU = Flag.CPU_RUNS_ONLY | Flag.CPU_INTO_OWN_LAYER
 # The dtype bits, and what a view of a tensor may keep besides them.
 DTYPES = (Flag.FLOAT16 | Flag.BFLOAT16 | Flag.FLOAT32 | Flag.FLOAT64 | Flag.INTEGER | Flag.BOOL
           | Flag.COMPLEX)
@@ -111,7 +126,8 @@ class Value:
 
     @property
     def may_be_on_device(self) -> bool:
-        return self.has(Flag.DEVICE)
+        """DEVICE, on a value that a run with a GPU reaches (placement.py: CPU_RUNS_ONLY)."""
+        return self.flags & (Flag.DEVICE | Flag.CPU_RUNS_ONLY) == Flag.DEVICE
 
     @property
     def is_tensor_like(self) -> bool:
@@ -130,7 +146,8 @@ class Value:
         """The flags a tensor operation on this value passes to its result (its dtype and whether
         it is on the CPU too)."""
         flags = self.flags
-        kept = flags & (TENSOR_FLOW | DTYPES | Flag.DETECTION | Flag.ON_CPU) if flags & TENSOR_FLOW else Flag.NONE
+        kept = flags & (TENSOR_FLOW | DTYPES | Flag.DETECTION | Flag.ON_CPU | STOPPED_ON_A_GPU | Flag.PASSED_DEVICE) if (
+            flags & TENSOR_FLOW) else Flag.NONE
         return Value(kept, origin=origin or self.origin, via=self.via, device_if=self.device_if)
 
     @property
@@ -190,8 +207,9 @@ class Value:
         elem = _merge_optional(self.elem, other.elem)
         objs = self.objs | other.objs if other.objs and self.objs else self.objs or other.objs
         flags = join_flags(self.flags, other.flags)
+        device_if = _merge_device_if(self, other) if flags & Flag.DEVICE else None
         return Value(flags, items, elem, self.origin or other.origin,
-                     self.via or other.via, self.callee or other.callee, _merge_device_if(self, other), objs)
+                     self.via or other.via, self.callee or other.callee, device_if, objs)
 
     def element(self) -> Value:
         """The value of one element when this value is iterated or indexed (with what the heap's
@@ -245,21 +263,35 @@ def without_grad(value: Value, depth: int = 3) -> Value:
                  value.device_if if flags & Flag.DEVICE else None, value.objs)
 
 
-def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3) -> Value:
+def passed_device(value: Value) -> int:
+    """PASSED_DEVICE for what drops the grad of a value that came from a parameter of unknown origin."""
+    return Flag.PASSED_DEVICE if value.flags & (Flag.UNKNOWN_ARG | Flag.PASSED_DEVICE) else Flag.NONE
+
+
+def seen_from(value: Value, passed: Callable[[], Value], depth: int = 3, devices: bool = False) -> Value:
     """A callee's result at one call: what came from parameters of unknown origin (`UNKNOWN_ARG`),
     in the value and in the items and elements it carries itself (`img, anno = t(img, anno)`:
     a tuple), is what the call passed (``passed()``, the join of its arguments' tensor parts,
-    asked only where needed: this runs at every call)."""
-    items, elem, same = _own_parts(value, lambda part, below: seen_from(part, passed, below), depth)
-    if not value.flags & Flag.UNKNOWN_ARG and same:
+    asked only where needed: this runs at every call). With ``devices`` (a function of another
+    file, analysed for unknown callers), what came from them without their grad (PASSED_DEVICE)
+    lives where the arguments live; a function of this file was analysed with its arguments."""
+    items, elem, same = _own_parts(value, lambda part, below: seen_from(part, passed, below, devices), depth)
+    device_only = devices and value.flags & Flag.PASSED_DEVICE and not value.flags & Flag.UNKNOWN_ARG
+    if not value.flags & Flag.UNKNOWN_ARG and not device_only and same:
         return value
     seen = Value(value.flags & ~Flag.UNKNOWN_ARG, items, elem, value.origin, value.via, value.callee,
                  value.device_if, value.objs)
+    if device_only:
+        return seen.merge(passed().device_part())
     if not value.flags & Flag.UNKNOWN_ARG:
         return seen
     # The arguments give their grad and device; a 0-dim result stays one whatever their shapes
-    # (`losses.sum() / n` of a helper: the shape was the callee's, with parameters of any shape).
-    return seen.merge(passed()).with_flags(add=value.flags & Flag.ZERO_DIM)
+    # (`losses.sum() / n` of a helper: the shape was the callee's, with parameters of any shape),
+    # and what only runs without a GPU compute, or is computed from arguments that only such runs
+    # compute, stays so (placement.py).
+    given = passed()
+    return seen.merge(given).with_flags(add=value.flags & (Flag.ZERO_DIM | STOPPED_ON_A_GPU)
+                                        | given.flags & STOPPED_ON_A_GPU)
 
 
 def passed_tensors(arguments: Iterable[Value]) -> Value:
@@ -331,7 +363,9 @@ def join_flags(a: int, b: int) -> int:
     module (or module hint) joined is frozen (a frozen model here, a trained one there); ZERO_DIM
     too, kept only where every tensor or module joined has it (a place only known to be on a GPU,
     `Value(DEVICE)`, says nothing of a shape); ON_CPU, kept only where every tensor or module
-    joined has it and none may be on a device."""
+    joined has it and none may be on a device; the bits of STOPPED_ON_A_GPU, each kept only where
+    every tensor or module joined has it (an operation passes them on from any operand:
+    placement.stopped_on_a_gpu)."""
     joined = a | b
     if joined & Flag.FROZEN and any(flags & (Flag.MODULE | Flag.MODULE_HINT) and not flags & Flag.FROZEN
                                     for flags in (a, b)):
@@ -341,6 +375,15 @@ def join_flags(a: int, b: int) -> int:
     if joined & Flag.ON_CPU and (joined & Flag.DEVICE or any(
             flags & _SHAPED and not flags & Flag.ON_CPU for flags in (a, b))):
         joined &= ~Flag.ON_CPU
+    if joined & STOPPED_ON_A_GPU:
+        for bit in (Flag.CPU_RUNS_ONLY, Flag.CPU_INTO_OWN_LAYER):
+            if joined & bit and any(flags & _SHAPED and not flags & bit for flags in (a, b)):
+                joined &= ~bit
+        if a & Flag.CPU_RUNS_ONLY != b & Flag.CPU_RUNS_ONLY and not any(
+                flags & Flag.DEVICE and not flags & Flag.CPU_RUNS_ONLY for flags in (a, b)):
+            # The side only runs without a GPU compute is on the CPU wherever it exists: the join
+            # may be on a GPU only where the other side may be.
+            joined &= ~Flag.DEVICE
     return joined
 
 

@@ -101,6 +101,8 @@ class CpuBeforeDetach(Rule):
             if move.func.attr.value not in DEVICE_MOVES or not is_device_move(facts, move):
                 continue
             moved = facts.value_of(method_receiver(move))
+            if moved.has(Flag.CPU_RUNS_ONLY) and to_the_cpu(facts, move):
+                continue  # only runs without a GPU get here (placement.py): `.cpu()` gives the tensor
             if moved.has(Flag.DEVICE) and to_a_gpu(facts, move):
                 continue  # already there: `.to(device)` gives the tensor itself, no copy is recorded
             if moved.has(Flag.ON_CPU) and not moved.has(Flag.DEVICE) and to_the_cpu(facts, move) and (

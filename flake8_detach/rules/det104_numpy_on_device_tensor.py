@@ -21,7 +21,11 @@ class NumpyOnDeviceTensor(Rule):
         "x.cpu().numpy()` and a move back under the same flag are clean; `t.is_cuda` and "
         "`t.device.type == \"cpu\"` tests put `t` on the CPU in their branch. A helper's parameter "
         "named as a device (`device`, `dev`) may be a GPU for callers the file does not show; a call "
-        "that leaves it to a default naming one (`device=\"cpu\"`) moves to that default."
+        "that leaves it to a default naming one (`device=\"cpu\"`) moves to that default. What only "
+        "runs without a GPU compute is not flagged: where a tensor made on the CPU meets one on the "
+        "device in `torch.mm`, `@`, `F.linear` or a `Linear`/`Conv2d`/`LSTM` layer, a run with the GPU "
+        "raises there (two devices), so the result and everything computed from it is on the CPU "
+        "where it exists (analysis/placement.py)."
     )
     why_bad = (
         "A NumPy array must live in host memory; a CUDA tensor's storage is on the GPU. PyTorch "

@@ -77,7 +77,9 @@ class NegativeStrideToTorch(Rule):
         "found (the others cross a parameter, a class or a file); on 45 files found by searching "
         "for the idiom (dtype-fifth-review.md), 4 of 5 true (the false one, a double reversal, "
         "since fixed) and 4 of 4 crash sites found; on 12 held-out repositories "
-        "(dtype-sixth-review.md), no diagnostic and no crash site (every flip copied first)."
+        "(dtype-sixth-review.md), no diagnostic and no crash site (every flip copied first); on "
+        "files found by searching for other spellings of the idiom (dtype-seventh-review.md), 2 of "
+        "2 true and 2 of 2 crash sites found."
     )
     why_bad = (
         "A tensor's strides cannot be negative and torch does not convert byte orders, so torch "
