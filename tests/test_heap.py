@@ -36,6 +36,8 @@ CARRIERS: dict[str, Carrier] = {
     "list_iadd": lambda v, k: (f"xs{k} = []\nxs{k} += [{v}]\n", f"xs{k}[0]"),
     "set_add": lambda v, k: (f"s{k} = set()\ns{k}.add({v})\n", f"next(iter(s{k}))"),
     "dict_item": lambda v, k: (f"d{k} = {{}}\nd{k}['a'] = {v}\n", f"d{k}['a']"),
+    "random_choice": lambda v, k: (f"import random\npool{k} = [{v}]\npick{k} = random.choice(pool{k})\n", f"pick{k}"),
+    "random_sample": lambda v, k: (f"import random\npool{k} = [{v}]\npicks{k} = random.sample(pool{k}, 1)\n", f"picks{k}[0]"),
     "dict_of_lists": lambda v, k: (f"d{k} = {{'a': []}}\nd{k}['a'].append({v})\n", f"d{k}['a'][0]"),
     "dict_setdefault": lambda v, k: (f"d{k} = {{}}\nd{k}.setdefault('a', []).append({v})\n", f"d{k}['a'][0]"),
     "dict_update": lambda v, k: (f"d{k} = {{}}\nd{k}.update(a={v})\n", f"d{k}['a']"),
@@ -350,3 +352,25 @@ def test_a_write_through_the_function_form_of_a_view_is_flagged(call: str) -> No
 def test_a_copying_look_alike_is_not(call: str) -> None:
     assert not _shares(call)
     assert check_source(_view_program(call)) == []
+
+
+def test_an_optimizer_subclass_holds_its_parameters_in_param_groups() -> None:
+    """A3C's SharedAdam: `self.param_groups` of a torch.optim subclass are dicts whose "params" are
+    the parameters it was given; their other keys are numbers."""
+    source = _lines("""
+        import torch
+
+
+        class Shared(torch.optim.Adam):
+            def __init__(self, params):
+                super().__init__(params)
+                for group in self.param_groups:
+                    print(group["lr"] * 2, [group["betas"]])
+                    for p in group["params"]:
+                        self.state[p]["avg"] = p.data.new().resize_as_(p.data).zero_()
+
+
+        Shared(torch.nn.Linear(2, 1).parameters())
+    """)
+    exec(compile(source, "<shared>", "exec"), {})  # noqa: S102 - it runs: the claim is the attribute, not a crash
+    assert {(d.line, d.code) for d in check_source(source)} == {(10, "DET103")}

@@ -777,6 +777,10 @@ class CallEvaluator:
             return Value(Flag.CONTAINER, elem=Value(Flag.CONTAINER, items=rows, elem=merge_all(list(rows))))
         if qualified in sem.PASSTHROUGH_FUNCTIONS:
             return positional[0] if positional else EMPTY
+        if qualified in sem.ELEMENT_DRAWS:  # `test = random.choice(pairs)`: one of the pairs
+            keyword, several = sem.ELEMENT_DRAWS[qualified]
+            drawn = (positional[0] if positional else keywords.get(keyword, EMPTY)).element()
+            return Value(Flag.CONTAINER, elem=drawn) if several else drawn
         if qualified in FROZEN_LOADERS:  # `nn.Embedding.from_pretrained(vectors)`: frozen by default
             layer = qualified.rsplit(".", 2)[-2]
             return Value(Flag.MODULE | dt.F32 | (Flag.FROZEN if loader_freezes(node) else 0), callee=layer)

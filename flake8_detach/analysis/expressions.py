@@ -484,6 +484,13 @@ class ExpressionEvaluator:
             self.facts.values[node.value] = self.facts.value_of(node.value).with_flags(add=Flag.TENSOR)
         return self.member(node.value, base, attr, node, env)
 
+    def _parameter_groups(self, site: cst.CSTNode) -> Value:
+        """`self.param_groups` of an optimizer class: dicts whose "params" are the parameters the
+        optimizer was given (they require grad); the other keys (`lr`, `betas`) are numbers."""
+        parameters = Value(Flag.CONTAINER, elem=Value(Flag.TENSOR | Flag.GRAD, origin="a parameter of the optimizer"))
+        group = self.interp.heap.allocate(site, Value(Flag.CONTAINER), {repr("params"): parameters})
+        return Value(Flag.CONTAINER, elem=group)
+
     def member(self, owner: cst.BaseExpression, base: Value, attr: str, site: cst.CSTNode, env: Env) -> Value:
         """`owner.attr` where `owner` evaluated to `base`: also `getattr(owner, "attr")`. `site` is
         the node a property's getter is called from."""
@@ -500,6 +507,8 @@ class ExpressionEvaluator:
             cls = env.cls
             if cls.autograd_function and attr in sem.AUTOGRAD_SAVED:  # `l, = ctx.saved_tensors`: inputs may require grad
                 return Value(Flag.CONTAINER, elem=Value(Flag.TENSOR | Flag.GRAD, origin="a saved tensor"))
+            if cls.optimizer and attr == "param_groups" and attr not in cls.attrs:
+                return self._parameter_groups(site)
             known = self.interp.statements.field_written(attr)
             if known is not None:
                 return known

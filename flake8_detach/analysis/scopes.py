@@ -33,6 +33,7 @@ class ClassInfo:
     names_of_the_file: Callable[[str], bool] | None = None
     buffers: set[str] = field(default_factory=set)  # `self.register_buffer("name", t)` met in its methods
     autograd_function: bool = False  # a subclass of torch.autograd.Function (semantics.AUTOGRAD_FUNCTION_BASES)
+    optimizer: bool = False  # a subclass of a torch.optim optimizer: `self.param_groups` holds parameters
     class_names: frozenset[str] = frozenset()  # the names its body binds (class attributes, methods)
 
     def method(self, name: str) -> FunctionInfo | None:

@@ -188,6 +188,22 @@ def pretrained_gives_model(qualified: str) -> bool:
     return last in PRETRAINED_LOADERS and bool(owner) and not owner.rsplit(".", 1)[-1].endswith(PRETRAINED_NON_MODELS)
 
 
+def is_optimizer_class(qualified: str | None) -> bool:
+    """`torch.optim.Adam`, `torch.optim.optimizer.Optimizer`: a class whose instances keep the
+    parameters they were given in `param_groups` (not `torch.optim.lr_scheduler.*`, `swa_utils.*`)."""
+    if qualified is None or not qualified.startswith("torch.optim.") or ".lr_scheduler." in qualified:
+        return False
+    owner, _, last = qualified.rpartition(".")
+    return last[:1].isupper() and owner in ("torch.optim", "torch.optim.optimizer") or (
+        owner.startswith("torch.optim.") and owner.rsplit(".", 1)[-1] == last.lower())
+
+
+# The standard library's random draws from a sequence: one element (`random.choice(pairs)`), or a
+# list of them (`random.sample(pairs, k)`, `random.choices(pairs, k=k)`), by the sequence's
+# parameter name (Python 3.11).
+ELEMENT_DRAWS = {"random.choice": ("seq", False), "random.sample": ("population", True),
+                 "random.choices": ("population", True), "secrets.choice": ("seq", False)}
+
 PASSTHROUGH_FUNCTIONS = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy", "copy.copy"}) | {
     # Reparametrisations return the module they were given, with new parameters (`weight_g`,
     # `weight_v`, `weight_orig`, `parametrizations.weight.original`): checked on torch 2.13.

@@ -452,15 +452,17 @@ class StatementExecutor:
         foreign: list[str] = []
         local: list[ClassInfo] = []
         bases_add_no_parameters = bool(node.bases)  # nn.Module itself, or classes of this file
-        autograd_function = False
+        autograd_function = optimizer = False
         for base in node.bases:
             value = self.interp.eval(base.value, env)
             if isinstance(value.callee, ClassInfo) and not value.has(Flag.INSTANCE):
                 local.append(value.callee)  # `class Child(Base)` with Base of this file
                 is_module = is_module or value.callee.is_module
                 autograd_function = autograd_function or value.callee.autograd_function
+                optimizer = optimizer or value.callee.optimizer
             qualified = self.imports.resolve(base.value)
             autograd_function = autograd_function or qualified in sem.AUTOGRAD_FUNCTION_BASES
+            optimizer = optimizer or sem.is_optimizer_class(qualified)
             bases_add_no_parameters = bases_add_no_parameters and (
                 is_module_base(qualified) or (isinstance(value.callee, ClassInfo) and value.callee.node is not None))
             if value.has(Flag.MODULE_CLASS) or (qualified is not None and sem.is_nn_module_class(qualified)):
@@ -477,6 +479,7 @@ class StatementExecutor:
             top_level = 0 <= self.interp.top < len(top) and top[self.interp.top] is node
             info = ClassInfo(node.name.value, is_module, top_level, tuple(foreign), tuple(local))
             info.autograd_function = autograd_function
+            info.optimizer = optimizer
             if is_module and bases_add_no_parameters:
                 info.node = node
                 info.names_of_the_file = lambda name: isinstance((env.lookup(name) or EMPTY).callee, (ClassInfo, FunctionInfo))
