@@ -410,7 +410,6 @@ class CallEvaluator:
             output = output.with_device_of(callee, *positional, *keywords.values())
             if node is not None:
                 output = output.with_flags(add=self._module_gpu_stop(callee, node, positional, returned))
-            if node is not None:
                 self._note_module_clash(callee, node, positional, name)
             if positional and positional[0].has(Flag.PACKED_SEQUENCE):
                 # An RNN fed a PackedSequence returns one, then its hidden state: `out, h = rnn(packed)`.
@@ -565,20 +564,21 @@ class CallEvaluator:
         computed that way passes it on. A layer of the method's own instance (`self.fc(x)`) is
         where the instance is: given a tensor on the CPU, it raised where a call of the instance
         moved to a GPU ran, which that call reads (CPU_INTO_OWN_LAYER)."""
+        layer = module.callee in placement.DEVICE_CHECKING_LAYERS and bool(positional)
         flags = placement.stopped_on_a_gpu(positional)
-        own_field = self._own_field(node.func)
+        if layer and placement.raises_on_a_gpu(positional[0], module) and self.interp.trusts_on_cpu():
+            flags |= Flag.CPU_RUNS_ONLY
         if returned is not None:
             inner = returned.flags & placement.STOPPED_ON_A_GPU
-            if inner & Flag.CPU_INTO_OWN_LAYER and not own_field:
+            if inner & Flag.CPU_INTO_OWN_LAYER and not self._own_field(node.func):
                 # Its own layers met a tensor on the CPU: where this instance is on a GPU, they raised.
                 inner &= ~Flag.CPU_INTO_OWN_LAYER
-                if module.has(Flag.DEVICE) and not self.interp.default_device_may_move():
+                if module.has(Flag.DEVICE) and self.interp.trusts_on_cpu():
                     inner |= Flag.CPU_RUNS_ONLY
             flags |= inner
-        if module.callee in placement.DEVICE_CHECKING_LAYERS and positional:
-            flags |= self.interp.gpu_stops_here(positional[0], module)
-            if own_field and not module.has(Flag.DEVICE) and placement.on_the_cpu_everywhere(positional[0]):
-                flags |= Flag.CPU_INTO_OWN_LAYER
+        if layer and not module.has(Flag.DEVICE) and placement.on_the_cpu_everywhere(positional[0]) and (
+                self._own_field(node.func)):
+            flags |= Flag.CPU_INTO_OWN_LAYER
         return flags
 
     def _own_field(self, callee: cst.BaseExpression) -> bool:
@@ -882,9 +882,7 @@ class CallEvaluator:
             operands.append(part)
         combined = merge_all(operands)
         if combined.flags & TENSOR_FLOW:
-            stops = self.interp.gpu_stops_here(*operands[:2]) if (
-                last in placement.DEVICE_CHECKING_FUNCTIONS and len(operands) >= 2) else 0
-            combined = combined.with_flags(add=stops | placement.stopped_on_a_gpu(operands))
+            combined = combined.with_flags(add=self.interp.gpu_stops(operands, last in placement.DEVICE_CHECKING_FUNCTIONS))
         if last in sem.NO_GRAD_RESULTS:
             return sem.integer_result(combined.with_flags(add=Flag.TENSOR))
         if last in sem.VALUES_INDICES and (len(positional) >= 2 or "dim" in keywords):
@@ -1072,8 +1070,8 @@ class CallEvaluator:
             dtype = _target_dtype(positional, keywords)
             if dtype and receiver.flags in (Flag.NONE, Flag.UNKNOWN_OBJECT):
                 # `out.hidden_states[-1].to(torch.bfloat16)`: only a tensor or a module takes a
-                # torch dtype, and a module's `.to` gives the module, which has no tensor method
-                # to go on with (`.numpy()`): where one follows, it ran on a tensor.
+                # torch dtype, and a module's `.to` gives the module, on which no tensor method
+                # (`.numpy()`, `.data`) runs: the result is read as a tensor of that dtype.
                 result = result.with_flags(add=Flag.TENSOR)
             if dtype and not dtype & ~INTEGRAL:  # `.to(torch.int16)`: an integer tensor never requires grad
                 return _integer_cast(result, dtype, receiver)
@@ -1121,8 +1119,7 @@ class CallEvaluator:
         for value in positional if method not in sem.SHAPE_ARGUMENT_METHODS else ():
             if value.flags & TENSOR_FLOW:
                 result = result.merge(value.tensor_part())
-                stops = self.interp.gpu_stops_here(receiver, value) if method in placement.DEVICE_CHECKING_METHODS else 0
-                result = result.with_flags(add=stops | placement.stopped_on_a_gpu((receiver, value)))
+                result = result.with_flags(add=self.interp.gpu_stops((receiver, value), method in placement.DEVICE_CHECKING_METHODS))
         if method in ranks.FULL_REDUCTIONS and ranks.full_reduction(node, 0):
             result = result.with_flags(add=Flag.ZERO_DIM)  # `loss.sum()`, `t.max()`
         return result.with_flags(add=self._method_layout(receiver, method)).with_dtype(

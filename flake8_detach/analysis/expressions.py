@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from . import array_facts, frames, placement, ranks
+from . import array_facts, frames, ranks
 from . import dtypes as dt
 from . import semantics as sem
 from .construction import unset_in_constructor
@@ -242,8 +242,7 @@ class ExpressionEvaluator:
         if result.flags & TENSOR_FLOW and not isinstance(node.operator, cst.MatrixMultiply):
             result = result.with_flags(add=ranks.zero_dim_of(left, right))  # `loss / n`: still 0-dim
         if result.flags & TENSOR_FLOW:
-            stops = self.interp.gpu_stops_here(left, right) if isinstance(node.operator, cst.MatrixMultiply) else 0
-            result = result.with_flags(add=stops | placement.stopped_on_a_gpu((left, right)))
+            result = result.with_flags(add=self.interp.gpu_stops((left, right), isinstance(node.operator, cst.MatrixMultiply)))
         if not result.flags and isinstance(node.operator, cst.Add) and (
             left.has(Flag.CONTAINER) or right.has(Flag.CONTAINER)
         ):
@@ -488,7 +487,8 @@ class ExpressionEvaluator:
         """`self.param_groups` of an optimizer class: dicts whose "params" are the parameters the
         optimizer was given (they require grad); the other keys (`lr`, `betas`) are numbers."""
         parameters = Value(Flag.CONTAINER, elem=Value(Flag.TENSOR | Flag.GRAD, origin="a parameter of the optimizer"))
-        group = self.interp.heap.allocate(site, Value(Flag.CONTAINER), {repr("params"): parameters})
+        key = repr("params")  # the heap's keys are constant_key's: the string's repr
+        group = self.interp.heap.allocate(site, Value(Flag.CONTAINER), {key: parameters})
         return Value(Flag.CONTAINER, elem=group)
 
     def member(self, owner: cst.BaseExpression, base: Value, attr: str, site: cst.CSTNode, env: Env) -> Value:

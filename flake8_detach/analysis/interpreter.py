@@ -168,13 +168,20 @@ class Interpreter:
                 self.project is not None and self.project.moves_default_device())
         return self._default_device
 
-    def gpu_stops_here(self, first: Value, second: Value) -> int:
-        """CPU_RUNS_ONLY where a device-checking operation is given a tensor on the CPU and one that
-        may be on a GPU (analysis/placement.py): a run with the GPU raises there. ON_CPU counts only
-        where the program keeps its factories on the CPU."""
-        if placement.raises_on_a_gpu(first, second) and not self.default_device_may_move():
-            return Flag.CPU_RUNS_ONLY
-        return Flag.NONE
+    def gpu_stops(self, operands: Sequence[Value], checks_devices: bool) -> int:
+        """The STOPPED_ON_A_GPU bits of an operation's result (analysis/placement.py): its
+        operands', and CPU_RUNS_ONLY where an operation that checks devices (``checks_devices``)
+        is given a tensor on the CPU and one that may be on a GPU as its first two operands."""
+        flags = placement.stopped_on_a_gpu(operands)
+        if checks_devices and len(operands) >= 2 and placement.raises_on_a_gpu(operands[0], operands[1]) and (
+                self.trusts_on_cpu()):
+            flags |= Flag.CPU_RUNS_ONLY
+        return flags
+
+    def trusts_on_cpu(self) -> bool:
+        """Whether ON_CPU, and a device a module was moved to, say where a GPU run stops: only where
+        the program keeps its factories on the CPU."""
+        return not self.default_device_may_move()
 
     @functools.cached_property
     def defines_own_autograd(self) -> bool:

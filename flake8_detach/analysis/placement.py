@@ -85,7 +85,9 @@ DEVICE_CHECKING_FUNCTIONS = frozenset(
      "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"})
 DEVICE_CHECKING_METHODS = frozenset({"mm", "matmul", "bmm", "mv"})
 # torch.nn layers whose parameters meet the input on every call (no switch turns them off);
-# tests/test_placement.py runs each with its parameters on the meta device and a CPU input.
+# tests/test_placement.py runs those the meta device checks (Linear, Bilinear, the RNNs and cells)
+# with their parameters there and a CPU input, and a Conv2d, an RNN and a Linear on a GPU where
+# one is present; the rest is CUDA's "Input type ... and weight type ... should be the same".
 DEVICE_CHECKING_LAYERS = frozenset(
     {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
      "ConvTranspose3d", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
